@@ -1,0 +1,28 @@
+"""numba_ta: TensorFlow's TensorArray V3 ops and gradient arrays on numpy and Numba, without TensorFlow.
+
+Public names
+------------
+raw_ops
+    The eleven TensorArray V3 ops with ``tf.raw_ops``' signatures.
+TensorArray
+    The ``tf.TensorArray`` class with graph-mode (TF1) semantics.
+gradients
+    TF's gradient rules of the TensorArray ops, for hand-written backward passes.
+errors
+    TF-named error classes.
+TensorShape
+    A partial shape, as ``tf.TensorShape``.
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from . import errors, gradients, raw_ops
+from ._shapes import TensorShape
+from .tensor_array import TensorArray
+
+try:
+    __version__ = version("numba_ta")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = "0.0.0+unknown"
+
+__all__ = ["TensorArray", "TensorShape", "errors", "gradients", "raw_ops", "__version__"]

@@ -1,0 +1,8 @@
+"""``python -m numba_ta``: the ``numba-ta`` command (:func:`numba_ta.cli.main`)."""
+
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

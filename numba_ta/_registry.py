@@ -1,0 +1,110 @@
+"""Handles, unique names and the registry of live TensorArrays.
+
+A handle holds its array's storage; the registry only keeps weak references,
+so an array whose handles are all dropped is freed without ``close``.
+Gradient arrays are owned by their forward array (``Storage.grads``, keyed by
+``source``), so ``TensorArrayGradV3`` finds the same one again for as long as
+the forward array lives, which is TF's ``<forward name>@<source>`` lookup.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import weakref
+
+from .errors import InvalidArgumentError
+
+FORWARD_CONTAINER = "_tensor_arrays"
+GRAD_CONTAINER = "_tensor_array_grads"
+
+_lock = threading.Lock()
+_counter = itertools.count()
+_live = weakref.WeakValueDictionary()
+
+
+class TensorArrayHandle:
+    """The handle of a TensorArray, as returned by ``TensorArrayV3`` and the Grad ops.
+
+    It stands for TF's ``resource`` tensor: pass it to the other raw ops.  It
+    keeps the array alive; the array is freed when no handle refers to it.
+
+    Attributes
+    ----------
+    name : str
+        The array's unique name: ``"<tensor_array_name or TensorArrayV3>_<counter>"``
+        for a forward array, ``"<forward name>@<source>"`` for a gradient array.
+    container : str
+        ``"_tensor_arrays"`` or ``"_tensor_array_grads"``, as in TF.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from numba_ta import raw_ops
+    >>> h, flow = raw_ops.TensorArrayV3(size=2, dtype=np.float32, tensor_array_name="hdoc")
+    >>> h.name.startswith("hdoc_"), h.container
+    (True, '_tensor_arrays')
+    """
+
+    __slots__ = ("_storage", "__weakref__")
+
+    def __init__(self, storage):
+        self._storage = storage
+
+    @property
+    def name(self):
+        """str: the unique name of the array."""
+        return self._storage.name
+
+    @property
+    def container(self):
+        """str: ``_tensor_arrays`` for forward arrays, ``_tensor_array_grads`` for gradient arrays."""
+        return GRAD_CONTAINER if self._storage.is_grad else FORWARD_CONTAINER
+
+    def __eq__(self, other):
+        return isinstance(other, TensorArrayHandle) and other._storage is self._storage
+
+    def __hash__(self):
+        return id(self._storage)
+
+    def __repr__(self):
+        return f'<TensorArrayHandle name="{self.container}{self.name}">'
+
+
+def new_name(base):
+    """Return ``"<base>_<counter>"`` with the process-global counter (TF's ``tensor_array_counter``)."""
+    with _lock:
+        return f"{base}_{next(_counter)}"
+
+
+def register(storage):
+    """Record a live array and return a new handle for it."""
+    with _lock:
+        _live[storage.name] = storage
+    return TensorArrayHandle(storage)
+
+
+def storage_of(handle, op):
+    """The storage behind ``handle``; ``InvalidArgumentError`` for anything that is not a handle."""
+    if isinstance(handle, TensorArrayHandle):
+        return handle._storage
+    inner = getattr(handle, "handle", None)  # a numba_ta.TensorArray passed where its handle belongs
+    if isinstance(inner, TensorArrayHandle):
+        return inner._storage
+    raise InvalidArgumentError(
+        f"{op}: `handle` must be a TensorArray handle returned by TensorArrayV3 or a gradient op, "
+        f"but got {handle!r} of type {type(handle).__name__}",
+        op,
+    )
+
+
+def live_arrays():
+    """List the names of arrays that are still alive (not yet garbage collected)."""
+    with _lock:
+        return sorted(_live.keys())
+
+
+def _reset():
+    """Forget the live-array table (tests); the name counter keeps counting."""
+    with _lock:
+        _live.clear()

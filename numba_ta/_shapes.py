@@ -1,0 +1,211 @@
+"""Partial shapes: TF's PartialTensorShape rules and text forms.
+
+Internally a partial shape is ``None`` (unknown rank) or a tuple whose entries
+are non-negative ints or ``None`` (unknown dimension).  A full shape is a tuple
+of ints.  :class:`TensorShape` is the public, ``tf.TensorShape``-like wrapper
+returned by :attr:`numba_ta.TensorArray.element_shape`.
+"""
+
+from __future__ import annotations
+
+import operator
+
+from .errors import InvalidArgumentError
+
+__all__ = ["TensorShape"]
+
+
+def as_partial(shape, argname="element_shape"):
+    """Normalise a user shape (None, list, tuple, TensorShape, tf.TensorShape) to a partial shape."""
+    if shape is None:
+        return None
+    if isinstance(shape, TensorShape):
+        return shape._dims
+    dims = getattr(shape, "dims", shape) if not isinstance(shape, (list, tuple)) else shape
+    if dims is None:  # tf.TensorShape(None)
+        return None
+    if hasattr(dims, "tolist") and not isinstance(dims, (list, tuple)):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        dims = [dims]
+    out = []
+    try:
+        it = list(dims)
+    except TypeError:
+        raise TypeError(f"Error converting {argname} to a TensorShape: {shape!r} is not a shape.") from None
+    for d in it:
+        d = getattr(d, "value", d)  # tf.compat.v1.Dimension
+        if d is None:
+            out.append(None)
+            continue
+        if isinstance(d, bool):
+            raise TypeError(f"Error converting {argname} to a TensorShape: dimension {d!r} is not an integer.")
+        try:
+            d = operator.index(d)
+        except TypeError:
+            raise TypeError(
+                f"Error converting {argname} to a TensorShape: Dimension value must be integer or None "
+                f"or have an __index__ method, got value '{d!r}' with type '{type(d)}'."
+            ) from None
+        if d < 0:
+            raise ValueError(f"Error converting {argname} to a TensorShape: Dimension {d} must be >= 0.")
+        out.append(d)
+    return tuple(out)
+
+
+def is_fully_defined(p):
+    """Return True when ``p`` has known rank and no unknown dimension."""
+    return p is not None and None not in p
+
+
+def is_compatible(p, shape):
+    """Return True when the full or partial ``shape`` is compatible with partial shape ``p``."""
+    if p is None or shape is None:
+        return True
+    if len(p) != len(shape):
+        return False
+    return all(a is None or b is None or a == b for a, b in zip(p, shape))
+
+
+def merge(a, b):
+    """Merge two partial shapes as ``PartialTensorShape::MergeWith``; raise TF's errors."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if len(a) != len(b):
+        raise InvalidArgumentError(f"PartialTensorShape: Incompatible ranks during merge: {len(a)} vs. {len(b)}")
+    out = []
+    for x, y in zip(a, b):
+        if x is not None and y is not None and x != y:
+            raise InvalidArgumentError(
+                f"PartialTensorShape: Incompatible shapes during merge: {partial_str(a)} vs. {partial_str(b)}"
+            )
+        out.append(x if x is not None else y)
+    return tuple(out)
+
+
+def shape_str(shape):
+    """``TensorShape::DebugString``: ``[2,3]``, ``[]``."""
+    return "[" + ",".join(str(d) for d in shape) + "]"
+
+
+def partial_str(p):
+    """``PartialTensorShape::DebugString``: ``<unknown>``, ``[?,3]``."""
+    if p is None:
+        return "<unknown>"
+    return "[" + ",".join("?" if d is None else str(d) for d in p) + "]"
+
+
+def py_str(p):
+    """Python ``str(tf.TensorShape)``: ``<unknown>``, ``(2,)``, ``(None, 3)``, ``()``."""
+    if p is None:
+        return "<unknown>"
+    return str(tuple(p))
+
+
+class TensorShape:
+    """A possibly partial shape, the ``tf.TensorShape`` of numba_ta.
+
+    Parameters
+    ----------
+    dims : None or sequence of (int or None)
+        ``None`` for an unknown rank; otherwise the dimensions, ``None`` for an
+        unknown one.
+
+    Raises
+    ------
+    ValueError
+        If a dimension is negative.
+    TypeError
+        If a dimension is not an integer or None.
+
+    Notes
+    -----
+    Mirrors the parts of ``tf.TensorShape`` that TensorArray code uses:
+    ``rank``, ``as_list``, ``is_fully_defined``, ``is_compatible_with``,
+    ``merge_with``, indexing and iteration.
+
+    Examples
+    --------
+    >>> s = TensorShape([None, 3])
+    >>> s
+    TensorShape([None, 3])
+    >>> print(s)
+    (None, 3)
+    >>> s.is_compatible_with([2, 3]), s.is_fully_defined()
+    (True, False)
+    >>> s.merge_with([2, None]).as_list()
+    [2, 3]
+    """
+
+    __slots__ = ("_dims",)
+
+    def __init__(self, dims):
+        self._dims = as_partial(dims, "dims")
+
+    @property
+    def rank(self):
+        """int or None: the number of dimensions, None when unknown."""
+        return None if self._dims is None else len(self._dims)
+
+    ndims = rank
+
+    @property
+    def dims(self):
+        """list or None: the dimensions (None entries unknown), None for unknown rank."""
+        return None if self._dims is None else list(self._dims)
+
+    def as_list(self):
+        """Return the dimensions as a list; raise ValueError for an unknown rank."""
+        if self._dims is None:
+            raise ValueError("as_list() is not defined on an unknown TensorShape.")
+        return list(self._dims)
+
+    def is_fully_defined(self):
+        """Return True when the rank and every dimension are known."""
+        return is_fully_defined(self._dims)
+
+    def is_compatible_with(self, other):
+        """Return True when ``other`` could be the same shape."""
+        return is_compatible(self._dims, as_partial(other, "other"))
+
+    def merge_with(self, other):
+        """Return the most specific shape compatible with both; raise ValueError if none."""
+        try:
+            return TensorShape(merge(self._dims, as_partial(other, "other")))
+        except InvalidArgumentError:
+            raise ValueError(f"Shapes {self} and {TensorShape(other)} are not compatible") from None
+
+    def __len__(self):
+        if self._dims is None:
+            raise ValueError("Cannot take the length of shape with unknown rank.")
+        return len(self._dims)
+
+    def __iter__(self):
+        if self._dims is None:
+            raise ValueError("Cannot iterate over a shape with unknown rank.")
+        return iter(self._dims)
+
+    def __getitem__(self, key):
+        if self._dims is None:
+            return TensorShape(None) if isinstance(key, slice) else None
+        if isinstance(key, slice):
+            return TensorShape(self._dims[key])
+        return self._dims[key]
+
+    def __eq__(self, other):
+        try:
+            other = as_partial(other, "other")
+        except (TypeError, ValueError):
+            return NotImplemented
+        return self._dims == other
+
+    def __hash__(self):
+        return hash(self._dims)
+
+    def __repr__(self):
+        return "TensorShape(None)" if self._dims is None else f"TensorShape({list(self._dims)})"
+
+    def __str__(self):
+        return py_str(self._dims)

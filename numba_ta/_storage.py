@@ -1,0 +1,712 @@
+"""One TensorArray's state: flat storage, per-element metadata and the element state machine.
+
+Every op method validates first (in TF's check order, computing the error TF
+would raise first) and mutates only when nothing can fail any more, so a
+failed op leaves the array exactly as it was.
+
+Layout
+------
+``data`` is one flat contiguous buffer.  Element ``i`` is the run
+``data[offsets[i] : offsets[i] + items(i)]`` with shape ``shapes[shape_id[i]]``.
+*Dense* layout (the usual case, chosen when the first element is stored):
+every element has ``width`` items and element ``i`` lives at ``i * width``, so
+the buffer is a ``(capacity, *element_shape)`` array and stack is one copy.
+When an element of another size arrives the array turns *ragged*: elements
+already stored stay where they are and new ones are appended at ``used``.
+Both buffers grow geometrically.  ``state`` holds the flag bits below.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from . import _config, _kernels
+from ._dtypes import is_numeric, tf_name
+from ._shapes import is_compatible, is_fully_defined, merge, partial_str, shape_str
+from .errors import InvalidArgumentError, UnimplementedError
+
+WRITTEN = np.uint8(1)
+READ = np.uint8(2)
+CLEARED = np.uint8(4)
+DATA = np.uint8(8)
+
+_NONE, _DENSE, _RAGGED = 0, 1, 2
+_COPY_VIEW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _copy_view(a):
+    """A view of ``a`` that copy kernels compile once per item size for."""
+    u = _COPY_VIEW.get(a.dtype.itemsize)
+    return a if u is None else a.view(u)
+
+
+def _first(mask):
+    """Index of the first True in ``mask``, or ``len(mask)``."""
+    pos = int(np.argmax(mask)) if mask.size else 0
+    return pos if mask.size and mask[pos] else mask.size
+
+
+def _not_first_occurrence(idx):
+    """Boolean mask of positions whose value appeared at an earlier position."""
+    if idx.size < 2:
+        return np.zeros(idx.size, dtype=bool)
+    _, first = np.unique(idx, return_index=True)
+    mask = np.ones(idx.size, dtype=bool)
+    mask[first] = False
+    return mask
+
+
+def _exclusive_cumsum(a):
+    out = np.empty(a.size, dtype=np.int64)
+    if a.size:
+        out[0] = 0
+        np.cumsum(a[:-1], out=out[1:])
+    return out
+
+
+def _parallel(items):
+    return items >= _config.PARALLEL_MIN_ELEMENTS
+
+
+class Storage:
+    """State of one TensorArray (forward or gradient); see the module docstring."""
+
+    def __init__(
+        self,
+        name,
+        dtype,
+        size,
+        element_shape=None,
+        dynamic_size=False,
+        clear_after_read=True,
+        identical_element_shapes=False,
+        is_grad=False,
+        marked_size=-1,
+    ):
+        self.name = name
+        self.dtype = np.dtype(dtype)
+        self.element_shape = element_shape
+        self.dynamic_size = bool(dynamic_size)
+        self.clear_after_read = bool(clear_after_read)
+        self.identical = bool(identical_element_shapes)
+        self.is_grad = bool(is_grad)
+        self.marked_size = int(marked_size)
+        self.closed = False
+        self.gradients_disallowed = False
+        self.grads = {}
+        self.lock = threading.RLock()
+        self.size = int(size)
+        self.cap = self.size
+        self.state = np.zeros(self.cap, dtype=np.uint8)
+        self.shape_id = np.zeros(self.cap, dtype=np.int32)
+        self.offsets = np.zeros(self.cap, dtype=np.int64)
+        self.shapes = []
+        self._shape_index = {}
+        self._shape_items = []
+        self.layout = _NONE
+        self.width = 0
+        self.used = 0
+        self.data = None
+
+    # ------------------------------------------------------------------ helpers
+    def _sid(self, shape):
+        sid = self._shape_index.get(shape)
+        if sid is None:
+            sid = len(self.shapes)
+            self.shapes.append(shape)
+            self._shape_index[shape] = sid
+            self._shape_items.append(int(np.prod(shape, dtype=np.int64)))
+        return sid
+
+    def _items(self, sid):
+        return self._shape_items[sid]
+
+    def _check_open(self):
+        if self.closed:
+            raise InvalidArgumentError(f"TensorArray {self.name} has already been closed.")
+
+    def _reserve(self, n):
+        """Make room for ``n`` elements in the metadata (and dense data)."""
+        if n <= self.cap:
+            return
+        newcap = max(n, 2 * self.cap, 8)
+        for attr, fill in (("state", 0), ("shape_id", 0), ("offsets", 0)):
+            old = getattr(self, attr)
+            new = np.full(newcap, fill, dtype=old.dtype)
+            new[: self.size] = old[: self.size]
+            setattr(self, attr, new)
+        if self.layout == _DENSE:
+            new = np.empty(newcap * self.width, dtype=self.dtype)
+            new[: self.size * self.width] = self.data[: self.size * self.width]
+            self.data = new
+        self.cap = newcap
+
+    def _resize(self, n):
+        """Grow to ``n`` elements; new slots are unwritten."""
+        if n > self.size:
+            self._reserve(n)
+            self.state[self.size : n] = 0
+            self.size = n
+
+    def _alloc(self, slots, items):
+        """Give each slot in ``slots`` (unique) room for ``items[k]`` items; set offsets."""
+        if slots.size == 0:
+            return
+        if self.layout == _NONE:
+            if np.all(items == items[0]):
+                self.layout, self.width = _DENSE, int(items[0])
+                self.data = np.empty(self.cap * self.width, dtype=self.dtype)
+            else:
+                self.layout, self.used = _RAGGED, 0
+                self.data = np.empty(int(items.sum()), dtype=self.dtype)
+        if self.layout == _DENSE:
+            if np.all(items == self.width):
+                self.offsets[slots] = slots.astype(np.int64) * self.width
+                return
+            self.layout, self.used = _RAGGED, self.data.size
+        total = int(items.sum())
+        need = self.used + total
+        if need > self.data.size:
+            new = np.empty(max(need, 2 * self.data.size), dtype=self.dtype)
+            new[: self.used] = self.data[: self.used]
+            self.data = new
+        self.offsets[slots] = self.used + _exclusive_cumsum(items)
+        self.used = need
+
+    def _alloc_one(self, slot, items):
+        if self.layout == _DENSE and items == self.width:
+            self.offsets[slot] = slot * self.width
+        else:
+            self._alloc(np.array([slot], dtype=np.intp), np.array([items], dtype=np.int64))
+
+    def _has_data(self, states, sids):
+        """Mask: the slot holds a stored tensor with at least one item."""
+        items = np.asarray(self._shape_items, dtype=np.int64)[sids] if len(self._shape_items) else 0
+        return ((states & DATA) != 0) & (items > 0)
+
+    # ------------------------------------------------------------------ errors
+    def _err_write_oob(self, index, size):
+        return InvalidArgumentError(
+            f"TensorArray {self.name}: Tried to write to index {index} but array is not resizeable and size is: {size}"
+        )
+
+    def _err_shape(self, index, shape, es):
+        return InvalidArgumentError(
+            f"TensorArray {self.name}: Could not write to TensorArray index {index} because the value shape is "
+            f"{shape_str(shape)} which is incompatible with the TensorArray's inferred element shape: "
+            f"{partial_str(es)} (consider setting infer_shape=False)."
+        )
+
+    def _err_written_read(self, index):
+        return InvalidArgumentError(
+            f"TensorArray {self.name}: Could not write to TensorArray index {index} because it has already been read."
+        )
+
+    def _err_written_twice(self, index):
+        return InvalidArgumentError(
+            f"TensorArray {self.name}: Could not write to TensorArray index {index} because it has already "
+            "been written to."
+        )
+
+    def _err_aggregate_shape(self, index, old, new):
+        return InvalidArgumentError(
+            f"TensorArray {self.name}: Could not aggregate to TensorArray index {index} because the existing shape "
+            f"is {shape_str(old)} but the new input shape is {shape_str(new)}."
+        )
+
+    def _err_add_type(self):
+        return InvalidArgumentError(f"tensor_array::AddToTensor type not supported: {tf_name(self.dtype)}")
+
+    def _err_read_oob(self, index, size):
+        return InvalidArgumentError(f"Tried to read from index {index} but array size is: {size}")
+
+    def _err_read_undefined(self, index, es):
+        return InvalidArgumentError(
+            f"TensorArray {self.name}: Could not read from TensorArray index {index}.  Furthermore, the element "
+            f"shape is not fully defined: {partial_str(es)}.  It is possible you are working with a resizeable "
+            "TensorArray and stop_gradients is not allowing the gradients to be written.  If you set the full "
+            "element_shape property on the forward TensorArray, the proper all-zeros tensor will be returned "
+            "instead of incurring this error."
+        )
+
+    def _err_cleared(self, index):
+        return InvalidArgumentError(
+            f"TensorArray {self.name}: Could not read index {index} twice because it was cleared after a previous "
+            "read (perhaps try setting clear_after_read = false?)."
+        )
+
+    def check_dtype_write(self, value_dtype):
+        """K7: the written value's dtype must be the array's."""
+        if value_dtype != self.dtype:
+            raise InvalidArgumentError(
+                f"TensorArray dtype is {tf_name(self.dtype)} but Op is trying to write dtype {tf_name(value_dtype)}."
+            )
+
+    def check_dtype_read(self, dtype):
+        """K8: the requested dtype must be the array's."""
+        if dtype != self.dtype:
+            raise InvalidArgumentError(
+                f"TensorArray dtype is {tf_name(self.dtype)} but Op requested dtype {tf_name(dtype)}."
+            )
+
+    # ------------------------------------------------------------------ size / close
+    def checked_size(self):
+        """``Size()``: the number of elements; T1 when closed."""
+        self._check_open()
+        return self.size
+
+    def close(self):
+        """``ClearAndMarkClosed``: drop all element data and mark closed; never fails."""
+        self.closed = True
+        self.data = None
+        self.layout = _NONE
+        self.size = self.cap = self.used = 0
+        self.state = np.zeros(0, dtype=np.uint8)
+        self.shape_id = np.zeros(0, dtype=np.int32)
+        self.offsets = np.zeros(0, dtype=np.int64)
+
+    # ------------------------------------------------------------------ write
+    def write(self, index, value):
+        """``LockedWriteOrAggregate`` for one element (after the op-level K7 check)."""
+        self._check_open()
+        n = self.size
+        if index < 0 or (not self.dynamic_size and index >= n):
+            raise self._err_write_oob(index, n)
+        shape = value.shape
+        es = self.element_shape
+        if not is_compatible(es, shape):
+            raise self._err_shape(index, shape, es)
+        st = self.state[index] if index < n else 0
+        add = False
+        if st & READ:
+            raise self._err_written_read(index)
+        if st & WRITTEN:
+            if not self.is_grad:
+                raise self._err_written_twice(index)
+            old = self.shapes[self.shape_id[index]]
+            if old != shape:
+                raise self._err_aggregate_shape(index, old, shape)
+            add = bool(st & DATA) and value.size > 0
+            if add and not is_numeric(self.dtype):
+                raise self._err_add_type()
+        # commit
+        if index >= n:
+            self._resize(index + 1)
+        if self.identical and not is_fully_defined(es):
+            self.element_shape = tuple(shape)
+        sid = self._sid(tuple(shape))
+        items = self._shape_items[sid]
+        if add:
+            o = int(self.offsets[index])
+            self.data[o : o + items] += value.reshape(-1)
+            self.gradients_disallowed = True
+        elif items:
+            self._alloc_one(index, items)
+            o = int(self.offsets[index])
+            self.data[o : o + items] = value.reshape(-1)
+        self.state[index] = WRITTEN | DATA
+        self.shape_id[index] = sid
+
+    # ------------------------------------------------------------------ read
+    def read(self, index):
+        """``LockedRead`` for one element; returns a fresh ndarray."""
+        self._check_open()
+        n = self.size
+        if index < 0 or (not self.is_grad and index >= n):
+            raise self._err_read_oob(index, n)
+        st = self.state[index] if index < n else 0
+        es = self.element_shape
+        if not st & WRITTEN:
+            if not is_fully_defined(es):
+                raise self._err_read_undefined(index, es)
+            sid = self._sid(es)
+            if index >= n:
+                self._resize(index + 1)
+                self.state[n : index + 1] = WRITTEN
+                self.shape_id[n : index + 1] = sid
+            else:
+                self.state[index] = WRITTEN
+                self.shape_id[index] = sid
+            st = WRITTEN
+        elif st & CLEARED:
+            raise self._err_cleared(index)
+        sid = int(self.shape_id[index])
+        shape = self.shapes[sid]
+        items = self._shape_items[sid]
+        if st & DATA and items:
+            o = int(self.offsets[index])
+            out = self.data[o : o + items].reshape(shape).copy()
+        else:
+            out = np.zeros(shape, dtype=self.dtype)
+        if self.clear_after_read:
+            self.state[index] = (st | READ | CLEARED) & ~DATA
+        else:
+            self.state[index] = st | READ
+        return out
+
+    # ------------------------------------------------------------------ many reads
+    def _validate_reads(self, idx, es):
+        """``ReadMany`` checks in sequence order; returns per-position shape ids.
+
+        Raises the error TF raises first (T1, T9, T10, T11).
+        """
+        self._check_open()
+        n = self.size
+        m = idx.size
+        in_range = (idx >= 0) & (idx < n)
+        st = np.zeros(m, dtype=np.uint8)
+        st[in_range] = self.state[idx[in_range]]
+        if self.is_grad:
+            oob = idx < 0
+        else:
+            oob = ~in_range
+        unwritten = (st & WRITTEN) == 0
+        undefined = unwritten & ~oob if not is_fully_defined(es) else np.zeros(m, dtype=bool)
+        cleared = (st & CLEARED) != 0
+        if self.clear_after_read:
+            cleared |= _not_first_occurrence(idx)
+        bad = oob | undefined | cleared
+        pos = _first(bad)
+        if pos < m:
+            i = int(idx[pos])
+            if oob[pos]:
+                size = n
+                if self.is_grad and pos:
+                    size = max(n, int(idx[:pos].max()) + 1)
+                raise self._err_read_oob(i, size)
+            if undefined[pos]:
+                raise self._err_read_undefined(i, es)
+            raise self._err_cleared(i)
+        sids = np.empty(m, dtype=np.int64)
+        sids[~unwritten] = self.shape_id[idx[~unwritten]]
+        if unwritten.any():
+            sids[unwritten] = self._sid(es)
+        return st, sids, unwritten
+
+    def _commit_reads(self, idx, st, sids, unwritten):
+        """Apply the state changes of ``ReadMany``; returns source offsets (-1 = zeros)."""
+        has = self._has_data(st, sids)
+        src = np.full(idx.size, -1, dtype=np.int64)
+        src[has] = self.offsets[idx[has]]
+        if idx.size:
+            top = int(idx.max()) + 1
+            n = self.size
+            if top > n:  # gradient arrays grow on reads past the end, with soft zeros
+                zsid = self._sid(self.element_shape)
+                self._resize(top)
+                self.state[n:top] = WRITTEN
+                self.shape_id[n:top] = zsid
+            if unwritten.any():
+                u = idx[unwritten]
+                self.state[u] = WRITTEN
+                self.shape_id[u] = sids[unwritten]
+            if self.clear_after_read:
+                self.state[idx] = (self.state[idx] | (READ | CLEARED)) & ~DATA
+            else:
+                self.state[idx] |= READ
+        return src
+
+    def _gather_out(self, src, shape, m):
+        out = np.empty((m,) + tuple(shape), dtype=self.dtype)
+        width = int(np.prod(shape, dtype=np.int64))
+        if m and width:
+            if self.data is None:
+                out.fill(0)
+            else:
+                kern = _kernels._gather_rows_par if _parallel(m * width) else _kernels._gather_rows
+                kern(_copy_view(self.data), src, width, _copy_view(out.reshape(-1)))
+        return out
+
+    def gather(self, idx, attr_shape):
+        """``TensorArrayGatherV3`` after lookup and K8; ``idx`` is an integer ndarray."""
+        es = merge(self.element_shape, attr_shape)
+        if idx.ndim != 1:
+            raise InvalidArgumentError(f"Expected indices to be a vector, but received shape: {shape_str(idx.shape)}")
+        if idx.size == 0:
+            if not is_fully_defined(attr_shape):
+                raise UnimplementedError(
+                    f"TensorArray has size zero, but element shape {partial_str(attr_shape)} is not fully defined. "
+                    "Currently only static shapes are supported when packing zero-size TensorArrays."
+                )
+            self.element_shape = es
+            return np.zeros((0,) + tuple(attr_shape), dtype=self.dtype)
+        idx = idx.astype(np.intp, copy=False)
+        st, sids, unwritten = self._validate_reads(idx, es)
+        shape0 = self.shapes[sids[0]]
+        if not is_compatible(attr_shape, shape0):
+            raise InvalidArgumentError(
+                f"TensorArray was passed element_shape {partial_str(attr_shape)} which does not match the Tensor "
+                f"at index 0: {shape_str(shape0)}"
+            )
+        k = _first(sids != sids[0])
+        if k < idx.size:
+            raise InvalidArgumentError(
+                f"TensorArray has inconsistent shapes.  Index 0 has shape: {shape_str(shape0)} but index {k} has "
+                f"shape: {shape_str(self.shapes[sids[k]])}"
+            )
+        self.element_shape = es
+        src = self._commit_reads(idx, st, sids, unwritten)
+        return self._gather_out(src, shape0, idx.size)
+
+    def concat(self, except0):
+        """``TensorArrayConcatV3`` after lookup and K8; returns ``(value, lengths)``."""
+        self._check_open()
+        if self.is_grad:
+            n = self.marked_size
+            if n < 0:
+                raise InvalidArgumentError(
+                    f"TensorArray {self.name}: cannot concat a gradient TensorArray whose forward TensorArray was "
+                    "never split (its marked size is unknown; TensorFlow crashes here)."
+                )
+        else:
+            n = self.size
+        if n == 0:
+            if not is_fully_defined(except0):
+                raise UnimplementedError(
+                    f"TensorArray has size zero, but element_shape_except0 {partial_str(except0)} is not fully "
+                    "defined. Currently only static shapes are supported when concatenating zero-size TensorArrays."
+                )
+            return np.zeros((0,) + tuple(except0), dtype=self.dtype), np.zeros(0, dtype=np.int64)
+        idx = np.arange(n, dtype=np.intp)
+        st, sids, unwritten = self._validate_reads(idx, self.element_shape)
+        usids, inverse = np.unique(sids, return_inverse=True)
+        shapes = [self.shapes[s] for s in usids]
+        ranks = np.array([len(s) for s in shapes])[inverse]
+        k = _first(ranks == 0)
+        if k < n:
+            raise InvalidArgumentError(
+                f"Concat saw a scalar shape at index {k} but requires at least vectors.  Did you mean to call pack?"
+            )
+        shape0 = self.shapes[sids[0]]
+        if not is_compatible(except0, shape0[1:]):
+            raise InvalidArgumentError(
+                f"TensorArray was passed element_shape_except0 {partial_str(except0)} but index 0 has (excepting "
+                f"dimension 0) shape: {shape_str(shape0[1:])} which does not match."
+            )
+        tail_ok = np.array([s[1:] == shape0[1:] for s in shapes])[inverse]
+        k = _first(~tail_ok)
+        if k < n:
+            raise InvalidArgumentError(
+                f"TensorArray has inconsistent shapes.  Index 0 has (excepting dimension 0) shape: "
+                f"{shape_str(shape0[1:])} but index {k} has (excepting dimension 0) shape: "
+                f"{shape_str(self.shapes[sids[k]][1:])}"
+            )
+        lengths = np.array([s[0] for s in shapes], dtype=np.int64)[inverse]
+        src = self._commit_reads(idx, st, sids, unwritten)
+        tail = shape0[1:]
+        row = int(np.prod(tail, dtype=np.int64))
+        sizes = lengths * row
+        total = int(sizes.sum())
+        out = np.empty((int(lengths.sum()),) + tuple(tail), dtype=self.dtype)
+        if total:
+            flat = _copy_view(out.reshape(-1))
+            if self.data is None:
+                flat.fill(0)
+            else:
+                kern = _kernels._gather_segments_par if _parallel(total) else _kernels._gather_segments
+                kern(_copy_view(self.data), src, sizes, _exclusive_cumsum(sizes), flat)
+        return out, lengths
+
+    # ------------------------------------------------------------------ many writes
+    def _check_slots(self, idx, sids, shape_at):
+        """Per-position T5/T6/T7/T8 checks for writes of shape ids ``sids`` to slots ``idx``.
+
+        Returns ``(error_position, error, add_mask)``; error is None when all pass.
+        """
+        n = self.size
+        m = idx.size
+        in_range = idx < n
+        st = np.zeros(m, dtype=np.uint8)
+        st[in_range] = self.state[idx[in_range]]
+        dup = _not_first_occurrence(idx)
+        was_read = (st & READ) != 0
+        written = (st & WRITTEN) != 0
+        items = np.asarray(self._shape_items, dtype=np.int64)[sids]
+        if not self.is_grad:
+            twice = written | dup
+            bad = was_read | twice
+            pos = _first(bad)
+            if pos < m:
+                i = int(idx[pos])
+                err = self._err_written_read(i) if was_read[pos] else self._err_written_twice(i)
+                return pos, err, None
+            return m, None, np.zeros(m, dtype=bool)
+        old_sids = np.where(written, self.shape_id[np.minimum(idx, max(n - 1, 0))] if n else 0, sids)
+        mismatch = written & (old_sids != sids)
+        has_old = self._has_data(st, old_sids) if n else np.zeros(m, dtype=bool)
+        # sum into a stored non-empty tensor, or into what an earlier write of this op stored
+        add = (has_old | dup) & (items > 0)
+        notype = add if not is_numeric(self.dtype) else np.zeros(m, dtype=bool)
+        bad = was_read | mismatch | notype
+        pos = _first(bad)
+        if pos < m:
+            i = int(idx[pos])
+            if was_read[pos]:
+                return pos, self._err_written_read(i), None
+            if mismatch[pos]:
+                return pos, self._err_aggregate_shape(i, self.shapes[old_sids[pos]], shape_at(pos)), None
+            return pos, self._err_add_type(), None
+        return m, None, add
+
+    def _put_rows(self, idx, flat, width, add):
+        """Store (or sum, where ``add``) ``flat`` rows into slots ``idx`` (already allocated)."""
+        m = idx.size
+        if not width or not m:
+            return
+        dst = self.offsets[idx]
+        if not add.any():
+            par = _parallel(m * width) and (not self.is_grad or not _not_first_occurrence(idx).any())
+            kern = _kernels._write_rows_par if par else _kernels._write_rows
+            kern(_copy_view(self.data), dst, _copy_view(flat), width)
+            return
+        if self.dtype == np.float16:  # numba has no float16 arithmetic: numpy, in order
+            for k in range(m):
+                d = int(dst[k])
+                if add[k]:
+                    self.data[d : d + width] += flat[k * width : (k + 1) * width]
+                else:
+                    self.data[d : d + width] = flat[k * width : (k + 1) * width]
+        else:
+            par = _parallel(m * width) and not _not_first_occurrence(idx).any()
+            kern = _kernels._accumulate_rows_par if par else _kernels._accumulate_rows
+            kern(self.data, dst, flat, width, add.astype(np.uint8))
+        self.gradients_disallowed = True
+
+    def scatter(self, idx, value):
+        """``TensorArrayScatterV3`` after lookup, K7 and S2; ``idx`` integer ndarray."""
+        self._check_open()
+        if idx.ndim != 1:
+            raise InvalidArgumentError(f"Expected indices to be a vector, but received shape: {shape_str(idx.shape)}")
+        m = idx.size
+        if m != value.shape[0]:
+            raise InvalidArgumentError(f"Expected len(indices) == values.shape[0], but saw: {m} vs. {value.shape[0]}")
+        n = self.size
+        max_index = int(idx.max()) if m else -1
+        size2 = max(n, max_index + 1) if self.dynamic_size else n
+        if max_index >= size2:
+            raise InvalidArgumentError(f"Max scatter index must be < array size ({max_index} vs. {size2})")
+        if m == 0:
+            return
+        idx = idx.astype(np.intp, copy=False)
+        row_shape = tuple(value.shape[1:])
+        es = self.element_shape
+        neg = idx < 0
+        pos_neg = _first(neg)
+        if pos_neg == 0:
+            raise self._err_write_oob(int(idx[0]), n)
+        if not is_compatible(es, row_shape):
+            raise self._err_shape(int(idx[0]), row_shape, es)
+        sid = self._sid(row_shape)
+        sids = np.full(m, sid, dtype=np.int64)
+        pos, err, add = self._check_slots(idx[:pos_neg], sids[:pos_neg], lambda p: row_shape)
+        if err is not None:
+            raise err
+        if pos_neg < m:
+            size_then = max(n, int(idx[:pos_neg].max()) + 1) if self.dynamic_size else n
+            raise self._err_write_oob(int(idx[pos_neg]), size_then)
+        # commit
+        self._resize(max_index + 1)
+        if self.identical and not is_fully_defined(es):
+            self.element_shape = row_shape
+        width = self._shape_items[sid]
+        if width:
+            fresh = ~self._has_data(self.state[idx], self.shape_id[idx]) & ~_not_first_occurrence(idx)
+            slots = idx[fresh]
+            self._alloc(slots, np.full(slots.size, width, dtype=np.int64))
+        self.state[idx] = WRITTEN | DATA
+        self.shape_id[idx] = sid
+        self._put_rows(idx, np.ascontiguousarray(value).reshape(-1), width, add)
+
+    def split(self, value, lengths, check_dtype):
+        """``TensorArraySplitV3`` after P1-P4 (T1, negative lengths, P5, K7, writes)."""
+        self._check_open()
+        if lengths.size and lengths.min() < 0:
+            k = _first(lengths < 0)
+            raise InvalidArgumentError(
+                f"TensorArray {self.name}: split lengths must be >= 0, but lengths[{k}] is {int(lengths[k])} "
+                "(TensorFlow aborts here)."
+            )
+        n_new = lengths.size
+        size = self.size
+        size2 = n_new if (self.dynamic_size and size < n_new) else size
+        if size2 != n_new:
+            raise InvalidArgumentError(
+                f"TensorArray's size is not equal to the size of lengths ({size} vs. {n_new}), and the TensorArray "
+                "is not marked as dynamically resizeable"
+            )
+        check_dtype(value.dtype)
+        tail = tuple(value.shape[1:])
+        es = self.element_shape
+        idx = np.arange(n_new, dtype=np.intp)
+        if n_new:
+            shape_at = lambda p: (int(lengths[p]),) + tail  # noqa: E731
+            s0 = shape_at(0)
+            if not is_compatible(es, s0):
+                raise self._err_shape(0, s0, es)
+            es2 = s0 if (self.identical and not is_fully_defined(es)) else es
+            if es2 is not None:
+                if len(es2) != len(s0) or not is_compatible(es2[1:], tail):
+                    bad = np.ones(n_new, dtype=bool)
+                elif es2[0] is None:
+                    bad = np.zeros(n_new, dtype=bool)
+                else:
+                    bad = lengths != es2[0]
+                k = _first(bad)
+            else:
+                k = n_new
+            ulen, inverse = np.unique(lengths, return_inverse=True)
+            sids = np.array([self._sid((int(L),) + tail) for L in ulen], dtype=np.int64)[inverse]
+            pos, err, add = self._check_slots(idx, sids, shape_at)
+            if k < n_new and k <= pos:
+                raise self._err_shape(k, shape_at(k), es2)
+            if err is not None:
+                raise err
+        # commit
+        if not self.is_grad:
+            self.marked_size = size2
+        self._resize(size2)
+        if not n_new:
+            return
+        if self.identical and not is_fully_defined(es):
+            self.element_shape = s0
+        row = int(np.prod(tail, dtype=np.int64))
+        sizes = lengths.astype(np.int64) * row
+        fresh = ~self._has_data(self.state[idx], self.shape_id[idx])
+        self._alloc(idx[fresh], sizes[fresh])
+        self.state[idx] = WRITTEN | DATA
+        self.shape_id[idx] = sids
+        total = int(sizes.sum())
+        if not total:
+            return
+        flat = np.ascontiguousarray(value).reshape(-1)
+        dst = self.offsets[idx]
+        srco = _exclusive_cumsum(sizes)
+        if not add.any():
+            kern = _kernels._write_segments_par if _parallel(total) else _kernels._write_segments
+            kern(_copy_view(self.data), dst, _copy_view(flat), srco, sizes)
+            return
+        if self.dtype == np.float16:
+            for k in range(n_new):
+                d, s, z = int(dst[k]), int(srco[k]), int(sizes[k])
+                if add[k]:
+                    self.data[d : d + z] += flat[s : s + z]
+                else:
+                    self.data[d : d + z] = flat[s : s + z]
+        else:
+            _kernels._accumulate_segments(self.data, dst, flat, srco, sizes, add.astype(np.uint8))
+        self.gradients_disallowed = True
+
+    # ------------------------------------------------------------------ gradients
+    def copy_shapes_from(self, fwd, prepend):
+        """``CopyShapesFrom``: every forward-written slot becomes a soft zero of ``prepend + shape``."""
+        n = fwd.size
+        written = (fwd.state[:n] & WRITTEN) != 0
+        if not written.any():
+            return
+        fsids = fwd.shape_id[:n][written]
+        usids, inverse = np.unique(fsids, return_inverse=True)
+        mapped = np.array([self._sid(tuple(prepend) + fwd.shapes[s]) for s in usids], dtype=np.int32)
+        self.state[:n][written] = WRITTEN
+        self.shape_id[:n][written] = mapped[inverse]

@@ -1,0 +1,402 @@
+"""The ``numba-ta`` command.
+
+Subcommands
+-----------
+``numba-ta demo``
+    Train a character-level RNN with backpropagation through time, every hidden
+    state kept in a :class:`numba_ta.TensorArray`; print the falling loss, a
+    float64 gradient check and a generated sample
+    (:mod:`numba_ta.examples.char_rnn`).
+``numba-ta info``
+    Print the versions, threading layer and thread count in use.
+
+Each subcommand is one :class:`Command` in ``COMMANDS``: a name, a help line, a
+function that adds its options to an :mod:`argparse` parser, and a function that
+runs it and returns the exit status.  Adding a subcommand means adding one entry.
+
+Exit status: 0 on success, 1 if the demo's gradient check fails (or stdout
+closes early), 2 for bad input (one ``numba-ta <command>: error: ...`` line on
+stderr, no traceback), 130 on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import platform
+import sys
+import time
+from typing import Callable, NamedTuple
+
+__all__ = ["main", "Command", "COMMANDS"]
+
+PROG = "numba-ta"
+
+
+class _UsageError(Exception):
+    """Bad input found after parsing; the message is the one line to print."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """ArgumentParser whose errors are one line: ``<prog>: error: <message>``."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+# --------------------------------------------------------------------------- option types
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
+
+
+def _nonnegative_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
+    return value
+
+
+def _positive_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text!r}")
+    return value
+
+
+# --------------------------------------------------------------------------- demo
+
+
+def _add_demo_arguments(parser):
+    parser.add_argument(
+        "--steps", type=_positive_int, default=400, metavar="N",
+        help="training iterations, one chunk of --seq-len characters each (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--hidden", type=_positive_int, default=64, metavar="H",
+        help="hidden-state size (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--seq-len", type=_positive_int, default=25, metavar="T",
+        help="characters per chunk = time steps backpropagated through (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--lr", type=_positive_float, default=1e-2, metavar="LR",
+        help="Adam learning rate (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--seed", type=_nonnegative_int, default=0, metavar="S",
+        help="seed of the weights, the gradient-check entries and the sample (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--text", metavar="FILE", default=None,
+        help="UTF-8 text file to train on (default: the Zen of Python)",
+    )
+    parser.add_argument(
+        "--sample-len", type=_nonnegative_int, default=300, metavar="N",
+        help="characters to generate after training (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--temperature", type=_positive_float, default=0.8, metavar="TEMP",
+        help="sampling temperature (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--grad-check", type=_positive_int, default=30, metavar="N",
+        help="parameter entries checked against finite differences (default: %(default)s)",
+    )
+
+
+def _progress(steps, out):
+    """A ``callback(step, loss, smoothed)`` for :func:`char_rnn.train`, and a close function.
+
+    Uses a tqdm bar on an interactive stderr if tqdm is installed (it is not a
+    dependency); otherwise prints about ten lines.
+    """
+    try:
+        if not sys.stderr.isatty():
+            raise ImportError
+        from tqdm import tqdm
+    except ImportError:
+        every = max(1, steps // 10)
+        width = len(str(steps))
+
+        def callback(step, loss, smoothed):
+            if step == 1 or step % every == 0 or step == steps:
+                print(
+                    f"step {step:>{width}}/{steps}  loss {loss:.3f}  smoothed {smoothed:.3f}",
+                    file=out,
+                    flush=True,
+                )
+
+        return callback, lambda: None
+
+    bar = tqdm(total=steps, desc="training", unit="step", file=sys.stderr)
+
+    def callback(step, loss, smoothed):
+        bar.update(1)
+        if step == 1 or step % 10 == 0 or step == steps:
+            bar.set_postfix(loss=f"{smoothed:.3f}", refresh=False)
+
+    return callback, bar.close
+
+
+def _printable(text, stream):
+    """`text` with characters that `stream` cannot encode backslash-escaped."""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        return text.encode(encoding, "backslashreplace").decode(encoding)
+    except LookupError:
+        return text
+
+
+def _run_demo(args, out):
+    from .examples import char_rnn
+
+    if args.text is None:
+        text, source = char_rnn.zen_of_python(), "the Zen of Python"
+    else:
+        try:
+            text = char_rnn.load_text(args.text)
+        except char_rnn.TextError as e:
+            raise _UsageError(f"--text: {e}") from None
+        source = args.text
+    if args.seq_len > len(text) - 1:
+        raise _UsageError(
+            f"--seq-len: {args.seq_len} is too long for a text of {len(text)} characters "
+            f"(at most {len(text) - 1})"
+        )
+
+    vocab = char_rnn.Vocab(text)
+    print(
+        "numba-ta demo: character-level RNN, full backpropagation through time "
+        "with numba_ta.TensorArray",
+        file=out,
+    )
+    print(
+        f"text: {_printable(source, out)} ({len(text)} characters, {len(vocab)} distinct); "
+        f"hidden {args.hidden}, seq-len {args.seq_len}, {args.steps} steps, "
+        f"Adam lr {args.lr:g}, seed {args.seed}",
+        file=out,
+        flush=True,
+    )
+    t0 = time.perf_counter()
+    callback, close = _progress(args.steps, out)
+    try:
+        result = char_rnn.train(
+            text,
+            steps=args.steps,
+            hidden=args.hidden,
+            seq_len=args.seq_len,
+            lr=args.lr,
+            seed=args.seed,
+            callback=callback,
+        )
+    finally:
+        close()
+    tr = result
+    print(
+        f"loss (nats/char): initial {tr.initial_loss:.3f} -> final smoothed {tr.final_loss:.3f} "
+        f"(uniform guess: ln {len(vocab)} = {math.log(len(vocab)):.3f}); "
+        f"training took {tr.seconds:.1f} s",
+        file=out,
+    )
+
+    inputs, targets, h0 = char_rnn.grad_check_batch(text, tr.vocab, args.seq_len, args.hidden, args.seed)
+    check = char_rnn.check_gradients(
+        tr.params, inputs, targets, h0, n_entries=args.grad_check, seed=args.seed
+    )
+    verdict = "PASS" if check.passed else "FAIL"
+    print(
+        f"gradient check (float64, {len(inputs)} steps, {check.n_checked} entries vs central "
+        f"differences): max relative error {check.max_rel_error:.2e} "
+        f"(tolerance {check.tol:.0e}): {verdict}",
+        file=out,
+    )
+
+    generated = char_rnn.sample(
+        tr.params,
+        tr.vocab,
+        args.sample_len,
+        prime=text[0],
+        temperature=args.temperature,
+        seed=args.seed,
+    )
+    print(f"sample (temperature {args.temperature:g}, seed {args.seed}):", file=out)
+    print("-" * 60, file=out)
+    print(_printable(generated, out), file=out)
+    print("-" * 60, file=out)
+    print(f"done in {time.perf_counter() - t0:.1f} s", file=out, flush=True)
+    if not check.passed:
+        print(
+            f"{PROG} demo: error: gradient check failed: max relative error "
+            f"{check.max_rel_error:.2e} >= {check.tol:.0e}",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+# --------------------------------------------------------------------------- info
+
+
+def _add_info_arguments(parser):
+    """``info`` takes no options."""
+
+
+def _threading_layer():
+    import numba
+
+    try:
+        return numba.threading_layer()
+    except ValueError:
+        pass
+    try:  # start the thread pool without compiling anything
+        from numba.np.ufunc.parallel import _launch_threads
+
+        _launch_threads()
+        return numba.threading_layer()
+    except Exception as e:  # no usable layer (e.g. NUMBA_THREADING_LAYER names a missing one)
+        return f"unavailable ({type(e).__name__}: {e})"
+
+
+def _run_info(args, out):
+    import numba
+    import numpy
+
+    import numba_ta
+
+    rows = [
+        ("numba_ta", getattr(numba_ta, "__version__", "unknown")),
+        ("python", f"{platform.python_version()} ({sys.executable})"),
+        ("platform", platform.platform()),
+        ("numpy", numpy.__version__),
+        ("numba", numba.__version__),
+        ("threading layer", _threading_layer()),
+        ("threads", f"{numba.get_num_threads()} (numba.get_num_threads())"),
+        ("NUMBA_NUM_THREADS", os.environ.get("NUMBA_NUM_THREADS", "unset")),
+        ("NUMBA_THREADING_LAYER", os.environ.get("NUMBA_THREADING_LAYER", "unset")),
+        ("OMP_WAIT_POLICY", os.environ.get("OMP_WAIT_POLICY", "unset")),
+        ("NUMBA_CACHE_DIR", os.environ.get("NUMBA_CACHE_DIR", "unset")),
+    ]
+    try:
+        from . import _config
+
+        rows.append(("parallel threshold", f"{_config.PARALLEL_MIN_ELEMENTS} elements"))
+    except (ImportError, AttributeError):
+        pass
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        print(f"{key:<{width}}  {value}", file=out)
+    return 0
+
+
+# --------------------------------------------------------------------------- dispatch
+
+
+class Command(NamedTuple):
+    """One ``numba-ta`` subcommand.
+
+    Attributes
+    ----------
+    name : str
+        The subcommand's name.
+    help : str
+        One line for ``numba-ta --help``.
+    add_arguments : callable
+        ``add_arguments(parser)`` adds the subcommand's options.
+    run : callable
+        ``run(args, out) -> int`` runs it, printing to `out`; returns the exit
+        status.  It raises ``_UsageError`` for bad input found after parsing.
+    """
+
+    name: str
+    help: str
+    add_arguments: Callable
+    run: Callable
+
+
+COMMANDS = (
+    Command(
+        "demo",
+        "train a character RNN with BPTT through numba_ta.TensorArray, check its "
+        "gradients and sample from it",
+        _add_demo_arguments,
+        _run_demo,
+    ),
+    Command("info", "print versions, threading layer and thread count", _add_info_arguments, _run_info),
+)
+
+
+def _build_parser():
+    parser = _Parser(
+        prog=PROG,
+        description="numba_ta: TensorFlow's TensorArray on CPU with numpy and Numba.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for cmd in COMMANDS:
+        p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
+        cmd.add_arguments(p)
+        p.set_defaults(_command=cmd)
+    return parser
+
+
+def main(argv=None):
+    """Run the ``numba-ta`` command.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after the program name; ``sys.argv[1:]`` by default.
+
+    Returns
+    -------
+    int
+        Exit status: 0 success, 1 gradient check failed, 2 bad input (one line
+        on stderr), 130 interrupted.
+
+    Examples
+    --------
+    >>> from numba_ta.cli import main
+    >>> main(["demo", "--steps", "0"])
+    2
+    """
+    parser = _build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # --help (0) or a usage error (2, already printed)
+        return e.code if isinstance(e.code, int) else 2
+    if args.command is None:
+        names = ", ".join(c.name for c in COMMANDS)
+        print(f"{PROG}: error: choose a command: {names} (see {PROG} --help)", file=sys.stderr)
+        return 2
+    cmd = args._command
+    out = sys.stdout
+    try:
+        return cmd.run(args, out)
+    except _UsageError as e:
+        print(f"{PROG} {cmd.name}: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{PROG} {cmd.name}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # e.g. `numba-ta demo | head`
+        try:  # point stdout at devnull so the flush at exit does not raise again
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return 1

@@ -1,0 +1,112 @@
+"""TensorFlow-named error classes raised by numba_ta.
+
+Every error numba_ta raises for a TensorArray op carries TensorFlow's kernel
+message text exactly (``.message``), so code that matches TF's messages keeps
+working.  Each class also derives from the Python built-in a user would catch
+(``InvalidArgumentError`` is a ``ValueError``, ``NotFoundError`` a
+``LookupError``, ``UnimplementedError`` a ``NotImplementedError``, and
+``InternalError`` a ``RuntimeError``).
+
+Examples
+--------
+>>> import numpy as np
+>>> from numba_ta import raw_ops, errors
+>>> h, f = raw_ops.TensorArrayV3(size=1, dtype=np.float32, tensor_array_name="doc")
+>>> try:
+...     raw_ops.TensorArrayReadV3(handle=h, index=3, flow_in=f, dtype=np.float32)
+... except errors.InvalidArgumentError as e:
+...     print(e.message)
+Tried to read from index 3 but array size is: 1
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "OpError",
+    "InvalidArgumentError",
+    "NotFoundError",
+    "UnimplementedError",
+    "InternalError",
+]
+
+
+class OpError(Exception):
+    """Base class of the errors raised by TensorArray ops (mirrors ``tf.errors.OpError``).
+
+    Parameters
+    ----------
+    message : str
+        TensorFlow's kernel message text, without TF's ``{{function_node ...}}``
+        prefix or ``[Op:...]`` suffix.
+    op : str, optional
+        Name of the op that raised, for example ``"TensorArrayWriteV3"``.
+
+    Attributes
+    ----------
+    message : str
+        The message text, exactly as TensorFlow's kernel words it.
+    op : str or None
+        The op that raised.
+
+    Examples
+    --------
+    >>> e = OpError("Size should be >= 0.", op="TensorArrayV3")
+    >>> str(e)
+    'Size should be >= 0. [Op:TensorArrayV3]'
+    >>> e.message
+    'Size should be >= 0.'
+    """
+
+    def __init__(self, message: str, op: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.op = op
+
+    def __str__(self) -> str:
+        return f"{self.message} [Op:{self.op}]" if self.op else self.message
+
+    def __reduce__(self):
+        return (type(self), (self.message, self.op))
+
+
+class InvalidArgumentError(OpError, ValueError):
+    """An argument or the array's state does not allow the op (``tf.errors.InvalidArgumentError``).
+
+    Examples
+    --------
+    >>> issubclass(InvalidArgumentError, ValueError)
+    True
+    """
+
+
+class NotFoundError(OpError, LookupError):
+    """The TensorArray resource does not exist (``tf.errors.NotFoundError``).
+
+    Examples
+    --------
+    >>> issubclass(NotFoundError, LookupError)
+    True
+    """
+
+
+class UnimplementedError(OpError, NotImplementedError):
+    """The op is not supported for these arguments (``tf.errors.UnimplementedError``).
+
+    Raised, as in TF, when stacking or concatenating zero elements whose
+    element shape is not fully defined.
+
+    Examples
+    --------
+    >>> issubclass(UnimplementedError, NotImplementedError)
+    True
+    """
+
+
+class InternalError(OpError, RuntimeError):
+    """An internal invariant was broken (``tf.errors.InternalError``).
+
+    Examples
+    --------
+    >>> issubclass(InternalError, RuntimeError)
+    True
+    """

@@ -1,0 +1,1194 @@
+r"""Character-level Elman RNN trained with backpropagation through time.
+
+The model reads text one character at a time and predicts the next one::
+
+    h_t      = tanh(Wxh x_t + Whh h_{t-1} + bh)      x_t: one-hot character
+    logits_t = Why h_t + by
+    loss     = mean_t cross_entropy(softmax(logits_t), next character)
+
+Every hidden state goes through a dynamic :class:`numba_ta.TensorArray`, the
+way a TF1 ``while_loop`` keeps them:
+
+* forward: step ``t`` reads ``h_{t-1}`` back with ``ta.read(t - 1)``, computes
+  ``h_t`` and stores it with ``ta = ta.write(t, h_t)``; the logits of all steps
+  come from one matrix multiply over ``ta.stack()``.
+* backward: ``g = ta.grad("gradients")`` creates the gradient array (and locks
+  the forward array's size); the gradient of ``stack`` (a Gather) goes in with
+  ``g = g.unstack(d_stack)`` (a Scatter); then the walk back in time reads each
+  slot once, ``dh = g.read(t)`` (the gradient of ``write(t)``), and sends the
+  recurrent gradient to the previous step with ``g = g.write(t - 1, dh_prev)``
+  (the gradient of ``read(t - 1)``), which *adds* it to the stack gradient
+  already in that slot.
+
+These are exactly TensorFlow's TensorArray gradient rules (``Read`` <->
+``Write``, ``Gather`` <-> ``Scatter``), run by hand, in reverse order of the
+forward ops.  The arithmetic is plain numpy.  :func:`check_gradients` checks
+the whole path against central finite differences in float64.
+
+Examples
+--------
+>>> from numba_ta.examples import char_rnn
+>>> result = char_rnn.run_demo("hello world, hello numba", steps=20, hidden=8, seq_len=6)
+>>> result.grad_check.passed
+True
+>>> result.train.final_loss < result.train.initial_loss
+True
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import io
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+from .. import TensorArray
+
+__all__ = [
+    "PARAM_NAMES",
+    "TextError",
+    "Vocab",
+    "zen_of_python",
+    "load_text",
+    "validate_text",
+    "init_params",
+    "forward",
+    "loss",
+    "loss_and_grads",
+    "LossAndGrads",
+    "GradCheckEntry",
+    "GradCheckResult",
+    "check_gradients",
+    "clip_gradients",
+    "Adam",
+    "sample",
+    "TrainResult",
+    "train",
+    "DemoResult",
+    "run_demo",
+    "smooth",
+    "grad_check_batch",
+]
+
+#: Names of the model parameters, in a fixed order.
+PARAM_NAMES = ("Wxh", "Whh", "bh", "Why", "by")
+
+#: Source name of the gradient arrays, as ``tf.gradients`` would name it.
+GRAD_SOURCE = "gradients"
+
+
+class TextError(ValueError):
+    """The training text cannot be used (missing, unreadable, not UTF-8, too small).
+
+    The message is one line meant for the user, for example
+    ``file not found: notes.txt``.
+    """
+
+
+# --------------------------------------------------------------------------- text
+
+
+def zen_of_python():
+    """Return the Zen of Python, decoded from the standard library's :mod:`this`.
+
+    Importing :mod:`this` prints the text; that output is captured and dropped,
+    and the text is decoded from ``this.s`` (rot13) instead.
+
+    Returns
+    -------
+    str
+        The poem, about 850 characters, starting with ``"The Zen of Python"``.
+
+    Examples
+    --------
+    >>> from numba_ta.examples.char_rnn import zen_of_python
+    >>> zen_of_python().splitlines()[2]
+    'Beautiful is better than ugly.'
+    """
+    with contextlib.redirect_stdout(io.StringIO()):
+        import this
+    return codecs.decode(this.s, "rot13")
+
+
+def validate_text(text, *, source="text"):
+    """Check that `text` can train the model: at least two distinct characters.
+
+    Parameters
+    ----------
+    text : str
+        The training text.
+    source : str, optional
+        What to call the text in error messages (for example its file name).
+
+    Returns
+    -------
+    str
+        `text`, unchanged.
+
+    Raises
+    ------
+    TextError
+        If `text` is not a ``str``, is empty, or has fewer than two distinct
+        characters (there is nothing to predict).
+
+    Examples
+    --------
+    >>> from numba_ta.examples.char_rnn import validate_text
+    >>> validate_text("ab")
+    'ab'
+    >>> validate_text("aaaa")
+    Traceback (most recent call last):
+    ...
+    numba_ta.examples.char_rnn.TextError: text has only one distinct character ('a'); at least 2 are needed
+    """
+    if not isinstance(text, str):
+        raise TextError(f"{source} must be a str, got {type(text).__name__}")
+    if not text:
+        raise TextError(f"{source} is empty")
+    distinct = set(text)
+    if len(distinct) < 2:
+        raise TextError(
+            f"{source} has only one distinct character ({text[0]!r}); at least 2 are needed"
+        )
+    return text
+
+
+def load_text(path):
+    """Read a UTF-8 text file for training.
+
+    A UTF-8 byte-order mark, if present, is dropped.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to read.
+
+    Returns
+    -------
+    str
+        The decoded text.
+
+    Raises
+    ------
+    TextError
+        If the file does not exist, is a directory, cannot be read, is not valid
+        UTF-8, is empty, or has fewer than two distinct characters.  The message
+        names the file and the problem in one line.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from numba_ta.examples.char_rnn import load_text
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     p = os.path.join(d, "t.txt")
+    ...     with open(p, "wb") as f:
+    ...         _ = f.write("naïve café".encode("utf-8"))
+    ...     load_text(p)
+    'naïve café'
+    """
+    p = Path(path)
+    name = str(path)
+    try:
+        if p.is_dir():
+            raise TextError(f"is a directory, not a file: {name}")
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise TextError(f"file not found: {name}") from None
+    except IsADirectoryError:
+        raise TextError(f"is a directory, not a file: {name}") from None
+    except PermissionError:
+        raise TextError(f"permission denied: {name}") from None
+    except OSError as e:
+        raise TextError(f"cannot read {name}: {e.strerror or e}") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise TextError(
+            f"not a UTF-8 text file: {name} (byte 0x{data[e.start]:02x} at offset {e.start})"
+        ) from None
+    return validate_text(text, source=f"file {name}")
+
+
+class Vocab:
+    """The characters of a text, each mapped to an integer id.
+
+    Parameters
+    ----------
+    text : str
+        The text whose distinct characters form the vocabulary (sorted).
+
+    Attributes
+    ----------
+    chars : tuple of str
+        The characters, in id order.
+
+    Raises
+    ------
+    TextError
+        If `text` has fewer than two distinct characters.
+
+    Examples
+    --------
+    >>> from numba_ta.examples.char_rnn import Vocab
+    >>> v = Vocab("hello")
+    >>> v.chars
+    ('e', 'h', 'l', 'o')
+    >>> v.encode("hole")
+    array([1, 3, 2, 0])
+    >>> v.decode([2, 0])
+    'le'
+    """
+
+    def __init__(self, text):
+        validate_text(text)
+        self.chars = tuple(sorted(set(text)))
+        self._index = {c: i for i, c in enumerate(self.chars)}
+
+    def __len__(self):
+        return len(self.chars)
+
+    def __repr__(self):
+        return f"Vocab({len(self)} characters)"
+
+    def __contains__(self, char):
+        return char in self._index
+
+    def encode(self, text):
+        """Map characters to ids.
+
+        Parameters
+        ----------
+        text : str
+            Characters that are all in the vocabulary.
+
+        Returns
+        -------
+        ids : (len(text),) ndarray of int64
+
+        Raises
+        ------
+        KeyError
+            If a character is not in the vocabulary.
+        """
+        return np.fromiter((self._index[c] for c in text), dtype=np.int64, count=len(text))
+
+    def decode(self, ids):
+        """Map ids back to characters.
+
+        Parameters
+        ----------
+        ids : (n,) array_like of int
+            Ids in ``range(len(self))``.
+
+        Returns
+        -------
+        str
+        """
+        return "".join(self.chars[int(i)] for i in ids)
+
+
+# --------------------------------------------------------------------------- model
+
+
+def init_params(vocab_size, hidden, *, seed=0, dtype=np.float32):
+    """Create the RNN's parameters with small random weights.
+
+    Parameters
+    ----------
+    vocab_size : int
+        Number of distinct characters ``V`` (>= 2).
+    hidden : int
+        Size ``H`` of the hidden state (>= 1).
+    seed : int, optional
+        Seed of :func:`numpy.random.default_rng`.
+    dtype : dtype_like, optional
+        float32 (default) or float64.
+
+    Returns
+    -------
+    dict of str to ndarray
+        ``Wxh`` (H, V), ``Whh`` (H, H), ``bh`` (H,), ``Why`` (V, H), ``by`` (V,),
+        all of `dtype`, in the order of :data:`PARAM_NAMES`.
+
+    Raises
+    ------
+    ValueError
+        If `vocab_size` < 2 or `hidden` < 1.
+
+    Examples
+    --------
+    >>> from numba_ta.examples.char_rnn import init_params
+    >>> {k: v.shape for k, v in init_params(5, 3).items()}
+    {'Wxh': (3, 5), 'Whh': (3, 3), 'bh': (3,), 'Why': (5, 3), 'by': (5,)}
+    """
+    if int(vocab_size) < 2:
+        raise ValueError(f"vocab_size must be >= 2, got {vocab_size}")
+    if int(hidden) < 1:
+        raise ValueError(f"hidden must be >= 1, got {hidden}")
+    V, H = int(vocab_size), int(hidden)
+    rng = np.random.default_rng(seed)
+    params = {
+        "Wxh": rng.normal(0.0, 0.1, (H, V)),
+        "Whh": rng.normal(0.0, 0.5 / math.sqrt(H), (H, H)),
+        "bh": np.zeros(H),
+        "Why": rng.normal(0.0, 0.1, (V, H)),
+        "by": np.zeros(V),
+    }
+    return {k: np.ascontiguousarray(v, dtype=dtype) for k, v in params.items()}
+
+
+def _check_batch(params, inputs, targets, h0):
+    dtype = params["Wxh"].dtype
+    H, V = params["Wxh"].shape
+    inputs = np.asarray(inputs, dtype=np.int64)
+    if inputs.ndim != 1 or inputs.size == 0:
+        raise ValueError(f"inputs must be a non-empty 1-D sequence of ids, got shape {inputs.shape}")
+    if inputs.min() < 0 or inputs.max() >= V:
+        raise ValueError(f"inputs must be ids in range({V})")
+    if targets is not None:
+        targets = np.asarray(targets, dtype=np.int64)
+        if targets.shape != inputs.shape:
+            raise ValueError(f"targets must have shape {inputs.shape}, got {targets.shape}")
+        if targets.min() < 0 or targets.max() >= V:
+            raise ValueError(f"targets must be ids in range({V})")
+    h0 = np.zeros(H, dtype) if h0 is None else np.asarray(h0, dtype=dtype)
+    if h0.shape != (H,):
+        raise ValueError(f"h0 must have shape ({H},), got {h0.shape}")
+    return inputs, targets, h0
+
+
+class _Forward(NamedTuple):
+    ta: TensorArray  # the forward array, still open
+    hs: np.ndarray  # (T, H) = ta.stack()
+    probs: np.ndarray  # (T, V) softmax of the logits
+
+
+def _softmax(logits):
+    z = logits - logits.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _run_forward(params, inputs, h0):
+    """Forward pass; the caller owns (and must close) the returned array."""
+    Wxh, Whh, bh, Why, by = (params[k] for k in PARAM_NAMES)
+    H = Whh.shape[0]
+    ta = TensorArray(
+        Wxh.dtype,
+        size=0,
+        dynamic_size=True,
+        clear_after_read=False,
+        element_shape=[H],
+    )
+    try:
+        xw = Wxh.T[inputs] + bh  # (T, H): Wxh x_t + bh for every step, one gather
+        h_prev = h0
+        for t in range(len(inputs)):
+            if t > 0:
+                h_prev = ta.read(t - 1)
+            ta = ta.write(t, np.tanh(xw[t] + Whh @ h_prev))
+        hs = ta.stack()  # (T, H)
+        probs = _softmax(hs @ Why.T + by)  # (T, V): one matrix multiply for all steps
+    except BaseException:
+        ta.close()
+        raise
+    return _Forward(ta, hs, probs)
+
+
+def _cross_entropy(probs, targets):
+    p = probs[np.arange(len(targets)), targets].astype(np.float64)
+    return float(-np.mean(np.log(np.maximum(p, np.finfo(probs.dtype).tiny))))
+
+
+def forward(params, inputs, h0=None):
+    """Run the RNN over `inputs`, keeping every hidden state in a TensorArray.
+
+    Step ``t`` reads ``h_{t-1}`` with ``ta.read(t - 1)`` (step 0 uses `h0`) and
+    writes ``h_t`` with ``ta.write(t, h_t)``; the hidden states come back from
+    ``ta.stack()``.
+
+    Parameters
+    ----------
+    params : dict of str to ndarray
+        As made by :func:`init_params`; their dtype is the computation's.
+    inputs : (T,) array_like of int
+        Character ids, ``T >= 1``.
+    h0 : (H,) array_like, optional
+        Hidden state before the first step; zeros by default.
+
+    Returns
+    -------
+    hs : (T, H) ndarray
+        The hidden states ``h_0 .. h_{T-1}`` (``ta.stack()``).
+    probs : (T, V) ndarray
+        Softmax of the logits of every step.
+
+    Raises
+    ------
+    ValueError
+        If `inputs` is empty or not valid ids, or `h0` has the wrong shape.
+
+    Examples
+    --------
+    >>> from numba_ta.examples.char_rnn import init_params, forward
+    >>> hs, probs = forward(init_params(4, 3), [0, 1, 2])
+    >>> hs.shape, probs.shape, hs.dtype
+    ((3, 3), (3, 4), dtype('float32'))
+    """
+    inputs, _, h0 = _check_batch(params, inputs, None, h0)
+    fw = _run_forward(params, inputs, h0)
+    fw.ta.close()
+    return fw.hs, fw.probs
+
+
+def loss(params, inputs, targets, h0=None):
+    """Mean cross-entropy of the next-character predictions, in nats per character.
+
+    Runs the same TensorArray forward pass as :func:`loss_and_grads`.
+
+    Parameters
+    ----------
+    params : dict of str to ndarray
+        As made by :func:`init_params`.
+    inputs, targets : (T,) array_like of int
+        Character ids; ``targets[t]`` is the character after ``inputs[t]``.
+    h0 : (H,) array_like, optional
+        Hidden state before the first step; zeros by default.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If the ids or `h0` are malformed.
+
+    Examples
+    --------
+    >>> from numba_ta.examples.char_rnn import init_params, loss
+    >>> round(loss(init_params(4, 3), [0, 1, 2], [1, 2, 3]), 1)  # about ln 4
+    1.4
+    """
+    inputs, targets, h0 = _check_batch(params, inputs, targets, h0)
+    fw = _run_forward(params, inputs, h0)
+    fw.ta.close()
+    return _cross_entropy(fw.probs, targets)
+
+
+class LossAndGrads(NamedTuple):
+    """Result of :func:`loss_and_grads`.
+
+    Attributes
+    ----------
+    loss : float
+        Mean cross-entropy in nats per character.
+    grads : dict of str to ndarray
+        Gradient of `loss` for each parameter, same shapes and dtype.
+    h_last : (H,) ndarray
+        The last hidden state, to carry into the next chunk (truncated BPTT).
+    dh0 : (H,) ndarray
+        Gradient of `loss` with respect to `h0`.
+    """
+
+    loss: float
+    grads: dict
+    h_last: np.ndarray
+    dh0: np.ndarray
+
+
+def loss_and_grads(params, inputs, targets, h0=None):
+    """Loss and full BPTT gradients of one sequence, through TensorArray gradients.
+
+    The backward pass follows TensorFlow's TensorArray gradient rules:
+    ``g = ta.grad("gradients")`` (locks the forward array's size), the gradient
+    of ``ta.stack()`` goes in with ``g.unstack``, then for ``t = T-1 .. 0``:
+    ``dh = g.read(t)`` (stack gradient plus recurrent gradient, each slot read
+    once), ``dh_raw = (1 - h_t**2) * dh``, and ``g.write(t - 1, Whh.T @ dh_raw)``
+    adds the recurrent gradient into the previous slot.
+
+    Parameters
+    ----------
+    params : dict of str to ndarray
+        As made by :func:`init_params`; all of one dtype (float32 or float64),
+        which is the dtype of every array and gradient.
+    inputs, targets : (T,) array_like of int
+        Character ids; ``targets[t]`` is the character after ``inputs[t]``.
+    h0 : (H,) array_like, optional
+        Hidden state before the first step; zeros by default.
+
+    Returns
+    -------
+    LossAndGrads
+        ``(loss, grads, h_last, dh0)``.
+
+    Raises
+    ------
+    ValueError
+        If the ids or `h0` are malformed.
+
+    Examples
+    --------
+    >>> from numba_ta.examples.char_rnn import init_params, loss_and_grads
+    >>> r = loss_and_grads(init_params(4, 3), [0, 1, 2], [1, 2, 3])
+    >>> sorted(r.grads) == sorted(["Wxh", "Whh", "bh", "Why", "by"])
+    True
+    >>> r.grads["Whh"].shape, r.h_last.shape
+    ((3, 3), (3,))
+    """
+    inputs, targets, h0 = _check_batch(params, inputs, targets, h0)
+    Whh, Why = params["Whh"], params["Why"]
+    dtype = Whh.dtype
+    T = len(inputs)
+    fw = _run_forward(params, inputs, h0)
+    ta, hs, probs = fw
+    g = None
+    try:
+        value = _cross_entropy(probs, targets)
+
+        # Output layer: logits = hs @ Why.T + by, mean cross-entropy over T steps.
+        dlogits = probs.copy()
+        dlogits[np.arange(T), targets] -= 1
+        dlogits /= T
+        dWhy = dlogits.T @ hs
+        dby = dlogits.sum(axis=0)
+        dstack = dlogits @ Why  # (T, H): gradient of ta.stack()
+
+        # Gradient of stack (Gather) is Scatter into the gradient array.
+        g = ta.grad(GRAD_SOURCE)
+        g = g.unstack(dstack)
+
+        dh_raw = np.empty_like(hs)  # (T, H): gradient before tanh
+        dh_prev = None
+        for t in range(T - 1, -1, -1):
+            dh = g.read(t)  # gradient of write(t): stack grad + recurrent grad
+            dh_raw[t] = (1 - hs[t] * hs[t]) * dh
+            dh_prev = Whh.T @ dh_raw[t]
+            if t > 0:
+                g = g.write(t - 1, dh_prev)  # gradient of read(t - 1): aggregates
+
+        h_prevs = np.concatenate([h0[None, :], hs[:-1]])  # (T, H): h_{t-1}
+        dWxh = np.zeros_like(params["Wxh"])
+        np.add.at(dWxh.T, inputs, dh_raw)
+        grads = {
+            "Wxh": dWxh,
+            "Whh": dh_raw.T @ h_prevs,
+            "bh": dh_raw.sum(axis=0),
+            "Why": dWhy,
+            "by": dby,
+        }
+        grads = {k: np.asarray(v, dtype=dtype) for k, v in grads.items()}
+    finally:
+        if g is not None:
+            g.close()
+        ta.close()
+    return LossAndGrads(value, grads, hs[-1].copy(), dh_prev)
+
+
+# --------------------------------------------------------------------------- gradient check
+
+
+class GradCheckEntry(NamedTuple):
+    """One checked parameter entry of :class:`GradCheckResult`.
+
+    Attributes
+    ----------
+    name : str
+        Parameter name (one of :data:`PARAM_NAMES`).
+    index : tuple of int
+        Position of the entry in the parameter.
+    analytic : float
+        BPTT gradient.
+    numeric : float
+        Central finite difference.
+    rel_error : float
+        ``|analytic - numeric| / max(|analytic|, |numeric|)`` (0 if both are 0).
+    """
+
+    name: str
+    index: tuple
+    analytic: float
+    numeric: float
+    rel_error: float
+
+
+@dataclass(frozen=True)
+class GradCheckResult:
+    """Result of :func:`check_gradients`.
+
+    Attributes
+    ----------
+    max_rel_error : float
+        Largest relative error over the checked entries.
+    tol : float
+        The pass threshold.
+    passed : bool
+        ``max_rel_error < tol``.
+    eps : float
+        Finite-difference step.
+    entries : tuple of GradCheckEntry
+        Every checked entry.
+    """
+
+    max_rel_error: float
+    tol: float
+    passed: bool
+    eps: float
+    entries: tuple = field(repr=False)
+
+    @property
+    def n_checked(self):
+        """int: Number of checked entries."""
+        return len(self.entries)
+
+
+def _sample_entries(params, inputs, n_entries, rng):
+    """Spread `n_entries` positions over all parameters (Wxh: used columns only)."""
+    names = list(PARAM_NAMES)
+    counts = [n_entries // len(names)] * len(names)
+    for i in range(n_entries % len(names)):
+        counts[i] += 1
+    used = np.unique(inputs)
+    out = []
+    for name, count in zip(names, counts):
+        shape = params[name].shape
+        if name == "Wxh":  # columns of characters absent from the batch have zero gradient
+            rows = rng.integers(0, shape[0], count)
+            cols = rng.choice(used, count)
+            out += [(name, (int(r), int(c))) for r, c in zip(rows, cols)]
+            continue
+        size = int(np.prod(shape))
+        flat = rng.choice(size, count, replace=count > size)
+        out += [(name, tuple(int(i) for i in np.unravel_index(f, shape))) for f in flat]
+    return out
+
+
+def check_gradients(
+    params,
+    inputs,
+    targets,
+    h0=None,
+    *,
+    n_entries=30,
+    eps=1e-3,
+    tol=1e-5,
+    seed=0,
+    loss_and_grads=loss_and_grads,
+):
+    """Compare BPTT gradients with central finite differences, in float64.
+
+    The parameters are copied to float64, then :func:`loss_and_grads` gives the
+    analytic gradients and :func:`loss` (the same TensorArray forward pass) the
+    numeric ones, by the fourth-order central difference
+    ``(8 (L(p + e) - L(p - e)) - (L(p + 2e) - L(p - 2e))) / (12 e)``, on
+    `n_entries` entries spread evenly over all five parameters.  ``Wxh`` entries are drawn
+    from the columns of characters that occur in `inputs` (the other columns
+    have zero gradient on both sides, which would prove nothing).
+
+    Parameters
+    ----------
+    params : dict of str to ndarray
+        Model parameters (any float dtype; not modified).
+    inputs, targets : (T,) array_like of int
+        A fixed batch of character ids.
+    h0 : (H,) array_like, optional
+        Hidden state before the first step; zeros by default.
+    n_entries : int, optional
+        Number of parameter entries to check (>= 1).
+    eps : float, optional
+        Finite-difference step.  The fourth-order stencil has truncation error
+        O(eps**4), so a fairly large step keeps rounding error small: with the
+        default the error is typically below 1e-8 even for gradients near 1e-6.
+    tol : float, optional
+        The check passes if every relative error is below `tol`.
+    seed : int, optional
+        Seed for choosing the entries.
+    loss_and_grads : callable, optional
+        The analytic gradient function under test, with the signature and
+        result of :func:`loss_and_grads` (to test the checker itself).
+
+    Returns
+    -------
+    GradCheckResult
+
+    Raises
+    ------
+    ValueError
+        If `n_entries` < 1, `eps` or `tol` are not positive, or the batch is
+        malformed.
+
+    Examples
+    --------
+    >>> from numba_ta.examples.char_rnn import init_params, check_gradients
+    >>> r = check_gradients(init_params(4, 3), [0, 1, 2, 1], [1, 2, 3, 0], n_entries=10)
+    >>> r.passed, r.n_checked
+    (True, 10)
+    """
+    if int(n_entries) < 1:
+        raise ValueError(f"n_entries must be >= 1, got {n_entries}")
+    if not (eps > 0 and tol > 0):
+        raise ValueError(f"eps and tol must be positive, got eps={eps}, tol={tol}")
+    p64 = {k: np.array(params[k], dtype=np.float64) for k in PARAM_NAMES}
+    inputs, targets, h0 = _check_batch(p64, inputs, targets, h0)
+    analytic = loss_and_grads(p64, inputs, targets, h0).grads
+    rng = np.random.default_rng(seed)
+    entries = []
+    for name, idx in _sample_entries(p64, inputs, int(n_entries), rng):
+        w = p64[name]
+        old = w[idx]
+        f = {}
+        for k in (-2, -1, 1, 2):
+            w[idx] = old + k * eps
+            f[k] = loss(p64, inputs, targets, h0)
+        w[idx] = old
+        num = (8 * (f[1] - f[-1]) - (f[2] - f[-2])) / (12 * eps)
+        ana = float(analytic[name][idx])
+        scale = max(abs(ana), abs(num))
+        rel = abs(ana - num) / scale if scale > 0 else 0.0
+        entries.append(GradCheckEntry(name, idx, ana, num, rel))
+    worst = max(e.rel_error for e in entries)
+    if not math.isfinite(worst):
+        worst = math.inf
+    return GradCheckResult(worst, tol, worst < tol, eps, tuple(entries))
+
+
+# --------------------------------------------------------------------------- training
+
+
+def clip_gradients(grads, max_norm):
+    """Scale all gradients down together so that their global L2 norm is at most `max_norm`.
+
+    Parameters
+    ----------
+    grads : dict of str to ndarray
+        Modified in place.
+    max_norm : float
+        Largest allowed global norm (> 0).
+
+    Returns
+    -------
+    float
+        The global norm before clipping.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from numba_ta.examples.char_rnn import clip_gradients
+    >>> g = {"a": np.array([3.0, 4.0])}
+    >>> clip_gradients(g, 1.0), g["a"]
+    (5.0, array([0.6, 0.8]))
+    """
+    norm = math.sqrt(sum(float(np.vdot(g, g)) for g in grads.values()))
+    if norm > max_norm:
+        scale = max_norm / norm
+        for g in grads.values():
+            g *= scale
+    return norm
+
+
+class Adam:
+    """Adam optimizer over a dict of parameters (updated in place).
+
+    Parameters
+    ----------
+    params : dict of str to ndarray
+        The parameters to update.
+    lr : float, optional
+        Learning rate.
+    beta1, beta2 : float, optional
+        Decay rates of the first and second moment estimates.
+    eps : float, optional
+        Added to the denominator.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from numba_ta.examples.char_rnn import Adam
+    >>> p = {"w": np.array([1.0])}
+    >>> opt = Adam(p, lr=0.1)
+    >>> opt.step({"w": np.array([2.0])})
+    >>> p["w"]
+    array([0.9])
+    """
+
+    def __init__(self, params, lr=1e-2, beta1=0.9, beta2=0.999, eps=1e-8):
+        self.params = params
+        self.lr, self.beta1, self.beta2, self.eps = lr, beta1, beta2, eps
+        self.m = {k: np.zeros_like(v) for k, v in params.items()}
+        self.v = {k: np.zeros_like(v) for k, v in params.items()}
+        self.t = 0
+
+    def step(self, grads):
+        """Apply one update.
+
+        Parameters
+        ----------
+        grads : dict of str to ndarray
+            Gradient of each parameter, same shapes.
+        """
+        self.t += 1
+        c1 = 1 - self.beta1**self.t
+        c2 = 1 - self.beta2**self.t
+        for k, p in self.params.items():
+            g = grads[k]
+            m, v = self.m[k], self.v[k]
+            m *= self.beta1
+            m += (1 - self.beta1) * g
+            v *= self.beta2
+            v += (1 - self.beta2) * (g * g)
+            p -= (self.lr / c1) * m / (np.sqrt(v / c2) + self.eps)
+
+
+def sample(params, vocab, length, *, prime=None, temperature=0.8, seed=0):
+    """Generate text from the model, one character at a time.
+
+    Parameters
+    ----------
+    params : dict of str to ndarray
+        Trained parameters.
+    vocab : Vocab
+        The vocabulary the model was trained with.
+    length : int
+        Number of characters to generate after `prime` (>= 0).
+    prime : str, optional
+        Text fed to the model first and included at the start of the result;
+        by default the first character of the vocabulary.  Every character must
+        be in `vocab`.
+    temperature : float, optional
+        Softmax temperature (> 0): lower is more conservative.
+    seed : int, optional
+        Seed of :func:`numpy.random.default_rng`; the same seed gives the same text.
+
+    Returns
+    -------
+    str
+        `prime` followed by `length` generated characters.
+
+    Raises
+    ------
+    ValueError
+        If `length` < 0, `temperature` <= 0, or `prime` is empty or has
+        characters outside `vocab`.
+
+    Examples
+    --------
+    >>> from numba_ta.examples.char_rnn import Vocab, init_params, sample
+    >>> v = Vocab("abc")
+    >>> s = sample(init_params(len(v), 4), v, 10, prime="a")
+    >>> len(s), set(s) <= set("abc")
+    (11, True)
+    """
+    if int(length) < 0:
+        raise ValueError(f"length must be >= 0, got {length}")
+    if not temperature > 0:
+        raise ValueError(f"temperature must be > 0, got {temperature}")
+    prime = vocab.chars[0] if prime is None else prime
+    if not prime or any(c not in vocab for c in prime):
+        raise ValueError("prime must be a non-empty string of vocabulary characters")
+    p64 = {k: np.asarray(params[k], dtype=np.float64) for k in PARAM_NAMES}
+    Wxh, Whh, bh, Why, by = (p64[k] for k in PARAM_NAMES)
+    rng = np.random.default_rng(seed)
+    h = np.zeros(Whh.shape[0])
+    ids = list(vocab.encode(prime))
+    for i in ids[:-1]:
+        h = np.tanh(Wxh[:, i] + Whh @ h + bh)
+    x = ids[-1]
+    for _ in range(int(length)):
+        h = np.tanh(Wxh[:, x] + Whh @ h + bh)
+        logits = (Why @ h + by) / temperature
+        cdf = np.cumsum(np.exp(logits - logits.max()))
+        x = int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"))
+        x = min(x, len(vocab) - 1)
+        ids.append(x)
+    return vocab.decode(ids)
+
+
+def smooth(losses, beta=0.95):
+    """Exponential moving average with bias correction (``out[0] == losses[0]``).
+
+    Parameters
+    ----------
+    losses : (n,) array_like of float
+    beta : float, optional
+        Decay, in [0, 1).
+
+    Returns
+    -------
+    (n,) ndarray of float64
+
+    Examples
+    --------
+    >>> from numba_ta.examples.char_rnn import smooth
+    >>> smooth([2.0, 2.0, 2.0]).tolist()
+    [2.0, 2.0, 2.0]
+    """
+    out = np.empty(len(losses))
+    avg = 0.0
+    for i, x in enumerate(losses):
+        avg = beta * avg + (1 - beta) * float(x)
+        out[i] = avg / (1 - beta ** (i + 1))
+    return out
+
+
+@dataclass
+class TrainResult:
+    """Result of :func:`train`.
+
+    Attributes
+    ----------
+    params : dict of str to ndarray
+        Trained parameters.
+    vocab : Vocab
+        The text's vocabulary.
+    losses : (steps,) ndarray of float64
+        Loss of every step, nats per character.
+    smoothed : (steps,) ndarray of float64
+        :func:`smooth` of `losses`.
+    seconds : float
+        Wall time of the training loop.
+    """
+
+    params: dict
+    vocab: Vocab
+    losses: np.ndarray
+    smoothed: np.ndarray
+    seconds: float
+
+    @property
+    def initial_loss(self):
+        """float: Loss of the first step (about ``ln(len(vocab))``)."""
+        return float(self.losses[0])
+
+    @property
+    def final_loss(self):
+        """float: Smoothed loss after the last step."""
+        return float(self.smoothed[-1])
+
+
+def _check_options(text, steps, hidden, seq_len, lr, clip):
+    if int(steps) < 1:
+        raise ValueError(f"steps must be >= 1, got {steps}")
+    if int(hidden) < 1:
+        raise ValueError(f"hidden must be >= 1, got {hidden}")
+    if int(seq_len) < 1:
+        raise ValueError(f"seq_len must be >= 1, got {seq_len}")
+    if int(seq_len) > len(text) - 1:
+        raise ValueError(
+            f"seq_len {seq_len} is too long for a text of {len(text)} characters "
+            f"(at most {len(text) - 1})"
+        )
+    if not (lr > 0 and math.isfinite(lr)):
+        raise ValueError(f"lr must be a positive number, got {lr}")
+    if not (clip > 0):
+        raise ValueError(f"clip must be > 0, got {clip}")
+
+
+def train(
+    text,
+    *,
+    steps=500,
+    hidden=64,
+    seq_len=25,
+    lr=1e-2,
+    clip=5.0,
+    seed=0,
+    dtype=np.float32,
+    callback=None,
+):
+    """Train the character RNN on `text` with truncated BPTT and Adam.
+
+    Step ``i`` trains on the next `seq_len` characters (targets shifted by
+    one), starting from the hidden state the previous chunk ended with; at the
+    end of the text it starts over from the beginning with a zero state.
+    Gradients (:func:`loss_and_grads`) are clipped to a global norm of `clip`.
+
+    Parameters
+    ----------
+    text : str
+        Training text, at least ``seq_len + 1`` characters and two distinct ones.
+    steps : int, optional
+        Number of training iterations (chunks).
+    hidden : int, optional
+        Hidden-state size.
+    seq_len : int, optional
+        Characters per chunk: the number of time steps backpropagated through.
+    lr : float, optional
+        Adam learning rate.
+    clip : float, optional
+        Global gradient-norm limit.
+    seed : int, optional
+        Seed of the weight initialisation.
+    dtype : dtype_like, optional
+        float32 (default) or float64.
+    callback : callable, optional
+        Called after every step as ``callback(step, loss, smoothed_loss)``
+        with 1-based `step`.
+
+    Returns
+    -------
+    TrainResult
+
+    Raises
+    ------
+    TextError
+        If `text` has fewer than two distinct characters.
+    ValueError
+        If an option is out of range, or `seq_len` is not shorter than `text`.
+
+    Examples
+    --------
+    >>> from numba_ta.examples.char_rnn import train
+    >>> r = train("abcabcabcabc", steps=60, hidden=8, seq_len=4)
+    >>> r.losses.shape, r.final_loss < r.initial_loss
+    ((60,), True)
+    """
+    validate_text(text)
+    _check_options(text, steps, hidden, seq_len, lr, clip)
+    vocab = Vocab(text)
+    data = vocab.encode(text)
+    params = init_params(len(vocab), hidden, seed=seed, dtype=dtype)
+    opt = Adam(params, lr=lr)
+    H = params["Whh"].shape[0]
+    zero = np.zeros(H, dtype=params["Whh"].dtype)
+    h = zero
+    pos = 0
+    losses = np.empty(int(steps))
+    avg = 0.0
+    beta = 0.95
+    t0 = time.perf_counter()
+    for i in range(int(steps)):
+        if pos + seq_len + 1 > len(data):
+            pos, h = 0, zero
+        inputs = data[pos : pos + seq_len]
+        targets = data[pos + 1 : pos + seq_len + 1]
+        value, grads, h, _ = loss_and_grads(params, inputs, targets, h)
+        clip_gradients(grads, clip)
+        opt.step(grads)
+        pos += seq_len
+        losses[i] = value
+        avg = beta * avg + (1 - beta) * value
+        if callback is not None:
+            callback(i + 1, value, avg / (1 - beta ** (i + 1)))
+    seconds = time.perf_counter() - t0
+    return TrainResult(params, vocab, losses, smooth(losses, beta), seconds)
+
+
+@dataclass
+class DemoResult:
+    """Result of :func:`run_demo`.
+
+    Attributes
+    ----------
+    train : TrainResult
+        Training losses and the trained model.
+    grad_check : GradCheckResult
+        Float64 gradient check on a fixed batch of the text.
+    sample : str
+        Text generated by the trained model.
+    """
+
+    train: TrainResult
+    grad_check: GradCheckResult
+    sample: str
+
+
+def grad_check_batch(text, vocab, seq_len, hidden, seed=0):
+    """The fixed batch :func:`run_demo` checks gradients on.
+
+    Parameters
+    ----------
+    text : str
+        The training text.
+    vocab : Vocab
+        Its vocabulary.
+    seq_len : int
+        Training chunk length; the batch is the first ``min(seq_len, 16)``
+        characters (targets shifted by one).
+    hidden : int
+        Hidden size.
+    seed : int, optional
+        Seed of the random initial hidden state.
+
+    Returns
+    -------
+    inputs, targets : (T,) ndarray of int64
+    h0 : (hidden,) ndarray of float64
+        A random nonzero initial state, so that ``Whh`` matters from step 0.
+    """
+    n = min(int(seq_len), 16, len(text) - 1)
+    data = vocab.encode(text[: n + 1])
+    h0 = np.random.default_rng(seed).uniform(-0.5, 0.5, int(hidden))
+    return data[:-1], data[1:], h0
+
+
+def run_demo(
+    text=None,
+    *,
+    steps=500,
+    hidden=64,
+    seq_len=25,
+    lr=1e-2,
+    seed=0,
+    sample_len=200,
+    temperature=0.8,
+    grad_check_entries=30,
+    callback=None,
+):
+    """Train on `text`, check the gradients in float64, and sample from the model.
+
+    Parameters
+    ----------
+    text : str, optional
+        Training text; the Zen of Python (:func:`zen_of_python`) by default.
+    steps, hidden, seq_len, lr, seed : optional
+        As for :func:`train`.
+    sample_len : int, optional
+        Characters to generate after the one-character prime.
+    temperature : float, optional
+        Sampling temperature.
+    grad_check_entries : int, optional
+        Parameter entries to check (:func:`check_gradients`).
+    callback : callable, optional
+        Progress callback, as for :func:`train`.
+
+    Returns
+    -------
+    DemoResult
+
+    Raises
+    ------
+    TextError
+        If `text` has fewer than two distinct characters.
+    ValueError
+        If an option is out of range.
+
+    Examples
+    --------
+    >>> from numba_ta.examples.char_rnn import run_demo
+    >>> r = run_demo("abcd" * 5, steps=30, hidden=8, seq_len=5, sample_len=8)
+    >>> r.grad_check.passed, len(r.sample)
+    (True, 9)
+    """
+    text = zen_of_python() if text is None else text
+    result = train(
+        text, steps=steps, hidden=hidden, seq_len=seq_len, lr=lr, seed=seed, callback=callback
+    )
+    inputs, targets, h0 = grad_check_batch(text, result.vocab, seq_len, hidden, seed=seed)
+    check = check_gradients(
+        result.params, inputs, targets, h0, n_entries=grad_check_entries, seed=seed
+    )
+    text_sample = sample(
+        result.params,
+        result.vocab,
+        sample_len,
+        prime=text[0],
+        temperature=temperature,
+        seed=seed,
+    )
+    return DemoResult(result, check, text_sample)

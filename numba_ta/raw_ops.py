@@ -1,0 +1,758 @@
+"""The eleven TensorArray V3 ops, with ``tf.raw_ops``' names, arguments and results.
+
+Code written against ``tf.raw_ops`` runs with only the import changed::
+
+    from numba_ta import raw_ops          # instead of: from tensorflow import raw_ops
+
+Every op takes its arguments by keyword (as ``tf.raw_ops`` requires) and also
+positionally.  ``dtype`` may be a numpy dtype, a string or a ``tf.DType``.
+Results are numpy arrays the caller owns; flows are ``np.float32`` scalars;
+sizes are ``np.int32``; concat lengths are ``int64``.  Errors are those of
+:mod:`numba_ta.errors`, with TF's kernel message text, raised in TF's check
+order; unlike TF, an op that raises changes nothing (see the README's list of
+divergences).
+
+Examples
+--------
+>>> import numpy as np
+>>> from numba_ta import raw_ops
+>>> h, f = raw_ops.TensorArrayV3(size=3, dtype=np.float32, element_shape=[2])
+>>> f = raw_ops.TensorArrayScatterV3(handle=h, indices=[0, 1, 2],
+...                                  value=np.arange(6, dtype=np.float32).reshape(3, 2), flow_in=f)
+>>> raw_ops.TensorArrayReadV3(handle=h, index=1, flow_in=f, dtype=np.float32)
+array([2., 3.], dtype=float32)
+>>> raw_ops.TensorArrayGatherV3(handle=h, indices=[2, 0], flow_in=f, dtype=np.float32)
+array([[4., 5.],
+       [0., 1.]], dtype=float32)
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from . import _registry
+from ._dtypes import as_dtype, to_array, to_index, to_index_array
+from ._shapes import as_partial, is_fully_defined, shape_str
+from ._storage import Storage
+from .errors import InvalidArgumentError, OpError
+
+__all__ = [
+    "TensorArrayV3",
+    "TensorArrayWriteV3",
+    "TensorArrayReadV3",
+    "TensorArrayGatherV3",
+    "TensorArrayScatterV3",
+    "TensorArrayConcatV3",
+    "TensorArraySplitV3",
+    "TensorArraySizeV3",
+    "TensorArrayCloseV3",
+    "TensorArrayGradV3",
+    "TensorArrayGradWithShape",
+]
+
+_INT32_MAX = np.iinfo(np.int32).max
+
+
+def _op(fn):
+    """Tag every :class:`OpError` leaving ``fn`` with the op's name."""
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except OpError as e:
+            if e.op is None:
+                e.op = name
+            raise
+
+    return wrapper
+
+
+def _flow(flow_in):
+    if hasattr(flow_in, "numpy") and not isinstance(flow_in, np.ndarray):
+        flow_in = flow_in.numpy()
+    a = np.asarray(flow_in)
+    if a.ndim != 0 or a.dtype.kind not in "biuf":
+        raise InvalidArgumentError(f"flow_in must be a float32 scalar, got {flow_in!r}")
+    return np.float32(a)
+
+
+def _scalar_index(index, argname="index"):
+    i = to_index(index, argname)
+    if i is None:
+        raise InvalidArgumentError(f"TensorArray index must be scalar, but had shape: {shape_str(np.shape(index))}")
+    return i
+
+
+@_op
+def TensorArrayV3(  # noqa: N802 - TF's op name
+    size,
+    dtype,
+    element_shape=None,
+    dynamic_size=False,
+    clear_after_read=True,
+    identical_element_shapes=False,
+    tensor_array_name="",
+    name=None,
+):
+    """Create a TensorArray (``tf.raw_ops.TensorArrayV3``).
+
+    Parameters
+    ----------
+    size : int or 0-d array_like of int
+        Initial number of elements, ``>= 0``.
+    dtype : numpy dtype, str or tf.DType
+        Element dtype: bool, int8-int64, uint8-uint64, float16, float32,
+        float64, complex64 or complex128.
+    element_shape : None or sequence of (int or None), optional
+        Expected element shape; None (default) is an unknown rank, None
+        entries are unknown dimensions.  When fully defined, reads of
+        unwritten elements return zeros of this shape.
+    dynamic_size : bool, optional
+        Whether writes past the end grow the array (default False).
+    clear_after_read : bool, optional
+        Whether reading an element frees it, so that it can be read only once
+        (default True).
+    identical_element_shapes : bool, optional
+        Whether all elements must have the same shape; the first write then
+        fixes a partial ``element_shape`` (``infer_shape`` of tf.TensorArray).
+    tensor_array_name : str, optional
+        Base of the unique name (default ``"TensorArrayV3"``).
+    name : str, optional
+        Ignored (TF's op name).
+
+    Returns
+    -------
+    handle : TensorArrayHandle
+        The array's handle; its ``name`` is ``"<base>_<counter>"``.
+    flow : np.float32
+        ``0.0``.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``TensorArray size must be scalar, but had shape: <S>`` or
+        ``Size should be >= 0.``; also when the storage cannot be allocated.
+    TypeError
+        If ``dtype`` is not a supported dtype.
+    ValueError, TypeError
+        If ``element_shape`` has a negative or non-integer entry.
+
+    Notes
+    -----
+    Mirrors ``TensorArrayOp`` of TF's ``tensor_array_ops.cc`` (spec §2.1).
+    Storage is allocated lazily, with capacity ``size``, when the first
+    element is stored.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h, flow = TensorArrayV3(size=2, dtype=np.float32, tensor_array_name="ex")
+    >>> h.name.startswith("ex_"), flow
+    (True, np.float32(0.0))
+    """
+    dt = as_dtype(dtype)
+    es = as_partial(element_shape, "element_shape")
+    if hasattr(size, "numpy") and not isinstance(size, np.ndarray):
+        size = size.numpy()
+    if np.ndim(size) != 0:
+        raise InvalidArgumentError(f"TensorArray size must be scalar, but had shape: {shape_str(np.shape(size))}")
+    n = to_index(size, "size")
+    if n < 0:
+        raise InvalidArgumentError("Size should be >= 0.")
+    if tensor_array_name is not None and not isinstance(tensor_array_name, str):
+        raise TypeError(f"tensor_array_name must be a str, got {tensor_array_name!r}")
+    uname = _registry.new_name(tensor_array_name or "TensorArrayV3")
+    try:
+        storage = Storage(uname, dt, n, es, dynamic_size, clear_after_read, identical_element_shapes)
+    except MemoryError:
+        raise InvalidArgumentError(f"TensorArray {uname}: cannot allocate the metadata of {n} elements") from None
+    return _registry.register(storage), np.float32(0.0)
+
+
+@_op
+def TensorArrayWriteV3(handle, index, value, flow_in, name=None):  # noqa: N802
+    """Write one element (``tf.raw_ops.TensorArrayWriteV3``).
+
+    Parameters
+    ----------
+    handle : TensorArrayHandle
+        The array.
+    index : int
+        Element index; a dynamic array grows to ``index + 1``.
+    value : array_like
+        The element, of the array's dtype.  numpy arrays keep their dtype;
+        Python floats convert to float32 and ints to int32, as in TF.
+    flow_in : float
+        Flow token.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    flow_out : np.float32
+        ``flow_in``, unchanged.
+
+    Raises
+    ------
+    InvalidArgumentError
+        TF's errors: index not scalar (K6), dtype mismatch (K7), closed (T1),
+        index out of range (T2), shape incompatible with the element shape
+        (T4), already read (T5), already written (T6); on gradient arrays,
+        aggregation shape mismatch (T7) or a dtype that cannot be summed (T8).
+
+    Notes
+    -----
+    Mirrors ``TensorArrayWriteOp`` (spec §2.2, §1.4.1).  On a gradient array
+    a second write to an element sums into it in place.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h, f = TensorArrayV3(size=1, dtype=np.float32)
+    >>> TensorArrayWriteV3(handle=h, index=0, value=[1.0, 2.0], flow_in=f)
+    np.float32(0.0)
+    """
+    flow = _flow(flow_in)
+    i = _scalar_index(index)
+    st = _registry.storage_of(handle, "TensorArrayWriteV3")
+    v = to_array(value, "value")
+    with st.lock:
+        st.check_dtype_write(v.dtype)
+        st.write(i, v)
+    return flow
+
+
+@_op
+def TensorArrayReadV3(handle, index, flow_in, dtype, name=None):  # noqa: N802
+    """Read one element (``tf.raw_ops.TensorArrayReadV3``).
+
+    Parameters
+    ----------
+    handle : TensorArrayHandle
+        The array.
+    index : int
+        Element index.  Gradient arrays grow with zeros on reads past the end.
+    flow_in : float
+        Flow token.
+    dtype : numpy dtype, str or tf.DType
+        Must be the array's dtype.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    value : ndarray
+        A copy of the element, of its written shape; zeros of the element
+        shape when the element was never written.
+
+    Raises
+    ------
+    InvalidArgumentError
+        Index not scalar (K6), dtype mismatch (K8), closed (T1), index out of
+        range (T9), unwritten element with a partial element shape (T10),
+        second read of a cleared element (T11).
+
+    Notes
+    -----
+    Mirrors ``TensorArrayReadOp`` (spec §2.3, §1.4.2).  With
+    ``clear_after_read`` the element's storage is released.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h, f = TensorArrayV3(size=2, dtype=np.int32, element_shape=[2])
+    >>> TensorArrayReadV3(handle=h, index=1, flow_in=f, dtype=np.int32)
+    array([0, 0], dtype=int32)
+    """
+    _flow(flow_in)
+    i = _scalar_index(index)
+    st = _registry.storage_of(handle, "TensorArrayReadV3")
+    dt = as_dtype(dtype)
+    with st.lock:
+        st.check_dtype_read(dt)
+        return st.read(i)
+
+
+@_op
+def TensorArrayGatherV3(handle, indices, flow_in, dtype, element_shape=None, name=None):  # noqa: N802
+    """Read several elements into one array (``tf.raw_ops.TensorArrayGatherV3``).
+
+    Parameters
+    ----------
+    handle : TensorArrayHandle
+        The array.
+    indices : (n,) array_like of int
+        Elements to read, in order; duplicates are allowed when the array does
+        not clear after reads.
+    flow_in : float
+        Flow token.
+    dtype : numpy dtype, str or tf.DType
+        Must be the array's dtype.
+    element_shape : None or sequence of (int or None), optional
+        Expected element shape; merged into the array's element shape.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    value : (n, *element_shape) ndarray
+        The elements stacked along a new first axis.
+
+    Raises
+    ------
+    InvalidArgumentError
+        dtype mismatch (K8); ``element_shape`` incompatible with the array's
+        (merge errors); indices not a vector (G2); read errors (T1, T9, T10,
+        T11); ``element_shape`` not matching element 0 (G4); elements of
+        different shapes (G5).
+    UnimplementedError
+        Empty ``indices`` with a partial ``element_shape`` (G3).
+
+    Notes
+    -----
+    Mirrors ``TensorArrayPackOrGatherOp`` (spec §2.4).  One kernel call copies
+    all rows (parallel above the threshold).  Empty ``indices`` skip the
+    closed check, as in TF.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h, f = TensorArrayV3(size=2, dtype=np.float64, element_shape=[1])
+    >>> f = TensorArrayWriteV3(handle=h, index=0, value=np.array([7.0]), flow_in=f)
+    >>> TensorArrayGatherV3(handle=h, indices=[0, 1], flow_in=f, dtype=np.float64)
+    array([[7.],
+           [0.]])
+    """
+    _flow(flow_in)
+    st = _registry.storage_of(handle, "TensorArrayGatherV3")
+    dt = as_dtype(dtype)
+    attr = as_partial(element_shape, "element_shape")
+    idx = to_index_array(indices, "indices")
+    with st.lock:
+        st.check_dtype_read(dt)
+        return st.gather(idx, attr)
+
+
+@_op
+def TensorArrayScatterV3(handle, indices, value, flow_in, name=None):  # noqa: N802
+    """Write the rows of ``value`` to the given elements (``tf.raw_ops.TensorArrayScatterV3``).
+
+    Parameters
+    ----------
+    handle : TensorArrayHandle
+        The array.
+    indices : (n,) array_like of int
+        Destination elements; a dynamic array grows to ``max(indices) + 1``.
+    value : (n, *element_shape) array_like
+        Row ``k`` goes to element ``indices[k]``.
+    flow_in : float
+        Flow token.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    flow_out : np.float32
+        ``flow_in``, unchanged.
+
+    Raises
+    ------
+    InvalidArgumentError
+        dtype mismatch (K7); scalar value (S2); closed (T1); indices not a
+        vector (G2); ``len(indices) != value.shape[0]`` (S3); index past the
+        end of a static array (S4); negative index (T2); per-element write
+        errors (T4-T8), reported for the first failing position.
+
+    Notes
+    -----
+    Mirrors ``TensorArrayUnpackOrScatterOp`` (spec §2.5).  On a gradient array
+    duplicate indices are summed.  Atomic: on error nothing is written.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h, f = TensorArrayV3(size=2, dtype=np.int64)
+    >>> f = TensorArrayScatterV3(handle=h, indices=[1, 0], value=np.array([[1], [2]]), flow_in=f)
+    >>> TensorArrayReadV3(handle=h, index=0, flow_in=f, dtype=np.int64)
+    array([2])
+    """
+    flow = _flow(flow_in)
+    st = _registry.storage_of(handle, "TensorArrayScatterV3")
+    v = to_array(value, "value")
+    idx = to_index_array(indices, "indices")
+    with st.lock:
+        if v.ndim and v.shape[0] >= _INT32_MAX:
+            raise InvalidArgumentError("tensor dim0 too large to unpack")
+        st.check_dtype_write(v.dtype)
+        if v.ndim == 0:
+            raise InvalidArgumentError(
+                f"Input value for unpack must be at least a vector but received shape: {shape_str(v.shape)}"
+            )
+        st.scatter(idx, v)
+    return flow
+
+
+@_op
+def TensorArrayConcatV3(handle, flow_in, dtype, element_shape_except0=None, name=None):  # noqa: N802
+    """Concatenate all elements along axis 0 (``tf.raw_ops.TensorArrayConcatV3``).
+
+    Parameters
+    ----------
+    handle : TensorArrayHandle
+        The array.
+    flow_in : float
+        Flow token.
+    dtype : numpy dtype, str or tf.DType
+        Must be the array's dtype.
+    element_shape_except0 : None or sequence of (int or None), optional
+        Expected element shape without its first dimension.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    value : (sum(lengths), *element_shape[1:]) ndarray
+        The elements concatenated along axis 0.
+    lengths : (size,) int64 ndarray
+        ``shape[0]`` of each element.
+
+    Raises
+    ------
+    InvalidArgumentError
+        dtype mismatch (K8); closed (T1); read errors (T9-T11); a scalar
+        element (C2); ``element_shape_except0`` not matching element 0 (C3);
+        elements whose trailing dimensions differ (C4); a gradient array whose
+        forward array was never split (TF crashes there).
+    UnimplementedError
+        Size 0 with a partial ``element_shape_except0`` (C1).
+
+    Notes
+    -----
+    Mirrors ``TensorArrayConcatOp`` (spec §2.6).  A gradient array
+    concatenates as many elements as its forward array was split into.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h, f = TensorArrayV3(size=2, dtype=np.float32)
+    >>> f = TensorArraySplitV3(handle=h, value=np.arange(3, dtype=np.float32), lengths=[1, 2], flow_in=f)
+    >>> TensorArrayConcatV3(handle=h, flow_in=f, dtype=np.float32)
+    (array([0., 1., 2.], dtype=float32), array([1, 2]))
+    """
+    _flow(flow_in)
+    st = _registry.storage_of(handle, "TensorArrayConcatV3")
+    dt = as_dtype(dtype)
+    except0 = as_partial(element_shape_except0, "element_shape_except0")
+    with st.lock:
+        st.check_dtype_read(dt)
+        return st.concat(except0)
+
+
+@_op
+def TensorArraySplitV3(handle, value, lengths, flow_in, name=None):  # noqa: N802
+    """Split ``value`` along axis 0 into the elements (``tf.raw_ops.TensorArraySplitV3``).
+
+    Parameters
+    ----------
+    handle : TensorArrayHandle
+        The array; its size must equal ``len(lengths)`` (a dynamic array may
+        grow to it).
+    value : (sum(lengths), ...) array_like
+        Data to split.
+    lengths : (size,) array_like of int
+        ``value.shape[0]`` of each element, ``>= 0``.
+    flow_in : float
+        Flow token.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    flow_out : np.float32
+        ``flow_in``, unchanged.
+
+    Raises
+    ------
+    InvalidArgumentError
+        lengths not a vector (P1); scalar value (P3); ``sum(lengths) !=
+        value.shape[0]`` (P4); closed (T1); a negative length (TF aborts
+        there); size mismatch (P5); dtype mismatch (K7); per-element write
+        errors (T4-T8).
+
+    Notes
+    -----
+    Mirrors ``TensorArraySplitOp`` (spec §2.7); records the split count that
+    a gradient array's concat uses.  One kernel call copies all elements.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h, f = TensorArrayV3(size=2, dtype=np.int32)
+    >>> f = TensorArraySplitV3(handle=h, value=np.array([1, 2, 3], np.int32), lengths=[2, 1], flow_in=f)
+    >>> TensorArrayReadV3(handle=h, index=0, flow_in=f, dtype=np.int32)
+    array([1, 2], dtype=int32)
+    """
+    flow = _flow(flow_in)
+    st = _registry.storage_of(handle, "TensorArraySplitV3")
+    v = to_array(value, "value")
+    lens = to_index_array(lengths, "lengths", dtype=np.int64)
+    with st.lock:
+        if lens.ndim != 1:
+            raise InvalidArgumentError(f"Expected lengths to be a vector, received shape: {shape_str(lens.shape)}")
+        if lens.size >= _INT32_MAX:
+            raise InvalidArgumentError("Expected lengths to have < max int32 entries")
+        if v.ndim == 0:
+            raise InvalidArgumentError(
+                f"Expected value to be at least a vector, but received shape: {shape_str(v.shape)}"
+            )
+        total = int(lens.sum())
+        if total != v.shape[0]:
+            raise InvalidArgumentError(
+                "Expected sum of lengths to be equal to values.shape[0], but sum of lengths is "
+                f"{total} and value's shape is: {shape_str(v.shape)}"
+            )
+        st.split(v, lens.astype(np.int64, copy=False), st.check_dtype_write)
+    return flow
+
+
+@_op
+def TensorArraySizeV3(handle, flow_in, name=None):  # noqa: N802
+    """The number of elements (``tf.raw_ops.TensorArraySizeV3``).
+
+    Parameters
+    ----------
+    handle : TensorArrayHandle
+        The array.
+    flow_in : float
+        Flow token.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    size : np.int32
+        Current size, including growth by dynamic writes and by gradient
+        reads past the end.
+
+    Raises
+    ------
+    InvalidArgumentError
+        If the array is closed (T1).
+
+    Notes
+    -----
+    Mirrors ``TensorArraySizeOp`` (spec §2.8).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h, f = TensorArrayV3(size=0, dtype=np.float32, dynamic_size=True)
+    >>> f = TensorArrayWriteV3(handle=h, index=4, value=1.0, flow_in=f)
+    >>> TensorArraySizeV3(handle=h, flow_in=f)
+    np.int32(5)
+    """
+    _flow(flow_in)
+    st = _registry.storage_of(handle, "TensorArraySizeV3")
+    with st.lock:
+        return np.int32(st.checked_size())
+
+
+@_op
+def TensorArrayCloseV3(handle, name=None):  # noqa: N802
+    """Close the array and free its storage (``tf.raw_ops.TensorArrayCloseV3``).
+
+    Parameters
+    ----------
+    handle : TensorArrayHandle
+        The array.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    InvalidArgumentError
+        Only if ``handle`` is not a TensorArray handle; closing twice is fine.
+
+    Notes
+    -----
+    Mirrors ``TensorArrayCloseOp`` (spec §2.9).  Every later op on the array
+    raises T1, except a gather with empty indices.  Gradient arrays of it stay
+    usable.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h, f = TensorArrayV3(size=1, dtype=np.float32)
+    >>> TensorArrayCloseV3(handle=h)
+    >>> TensorArrayCloseV3(handle=h)
+    """
+    st = _registry.storage_of(handle, "TensorArrayCloseV3")
+    with st.lock:
+        st.close()
+
+
+def _grad(op, handle, flow_in, source, shape_to_prepend):
+    _flow(flow_in)
+    fwd = _registry.storage_of(handle, op)
+    if not isinstance(source, str):
+        raise TypeError(f"{op}: `source` must be a str, got {source!r} of type {type(source).__name__}")
+    if fwd.is_grad:
+        raise InvalidArgumentError(f"Wrong input container. {_registry.GRAD_CONTAINER}{fwd.name}")
+    with fwd.lock:
+        fwd._check_open()
+        if fwd.gradients_disallowed:
+            raise InvalidArgumentError(
+                f"Unable to create a gradients TensorArray for {fwd.name}.  Perhaps you used the "
+                "multiple_writes_aggregate flag on a previous write?  Gradient calculation is impossible when "
+                "multiple writes are performed to the same index."
+            )
+        if shape_to_prepend is None:
+            prepend = ()
+            es = fwd.element_shape
+        else:
+            p = shape_to_prepend.numpy() if hasattr(shape_to_prepend, "numpy") else shape_to_prepend
+            arr = to_index_array(p, "shape_to_prepend", dtype=np.int64)
+            if arr.ndim != 1:
+                raise InvalidArgumentError(
+                    f"shape must be a vector of {{int32,int64}}, got shape {shape_str(arr.shape)}"
+                )
+            neg = arr[arr < 0]
+            if neg.size:
+                raise InvalidArgumentError(f"Dimension {int(neg[0])} must be >= 0")
+            prepend = tuple(int(d) for d in arr)
+            es = None if fwd.element_shape is None else prepend + fwd.element_shape
+        g = fwd.grads.get(source)
+        if g is None:
+            g = Storage(
+                f"{fwd.name}@{source}",
+                fwd.dtype,
+                fwd.size,
+                es,
+                dynamic_size=False,
+                clear_after_read=True,
+                identical_element_shapes=fwd.identical,
+                is_grad=True,
+                marked_size=fwd.marked_size,
+            )
+            g.copy_shapes_from(fwd, prepend)
+            fwd.grads[source] = g
+            handle_out = _registry.register(g)
+        else:
+            handle_out = _registry.TensorArrayHandle(g)
+        fwd.dynamic_size = False
+    return handle_out, np.float32(0.0)
+
+
+@_op
+def TensorArrayGradV3(handle, flow_in, source, name=None):  # noqa: N802
+    """Create or look up the gradient array of a TensorArray (``tf.raw_ops.TensorArrayGradV3``).
+
+    Parameters
+    ----------
+    handle : TensorArrayHandle
+        The forward array.
+    flow_in : float
+        Flow token (orders this op after the forward writes).
+    source : str
+        The gradient computation's name (``"gradients"``, ``"gradients_1"``
+        ...).  The gradient array is keyed ``"<forward name>@<source>"``, so
+        separate gradient computations get separate accumulators.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    grad_handle : TensorArrayHandle
+        The gradient array: same dtype, size fixed at the forward size now,
+        not dynamic, clear-after-read, summing repeated writes.  Elements the
+        forward array holds start as soft zeros of their shape.
+    flow_out : np.float32
+        ``0.0`` (not ``flow_in``, as in TF).
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``Wrong input container. ...`` for a gradient array's handle (no
+        gradient of a gradient); T1 if the forward array is closed.
+    TypeError
+        If ``source`` is not a str.
+
+    Notes
+    -----
+    Mirrors ``TensorArrayGradOp`` (spec §3).  A second call with the same
+    ``source`` returns the same array unchanged.  The forward array's
+    ``dynamic_size`` is switched off for good.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h, f = TensorArrayV3(size=2, dtype=np.float32, element_shape=[3])
+    >>> g, gf = TensorArrayGradV3(handle=h, flow_in=f, source="gradients")
+    >>> g.name == h.name + "@gradients", gf
+    (True, np.float32(0.0))
+    >>> _ = TensorArrayWriteV3(handle=g, index=0, value=np.ones(3, np.float32), flow_in=gf)
+    >>> _ = TensorArrayWriteV3(handle=g, index=0, value=np.ones(3, np.float32), flow_in=gf)
+    >>> TensorArrayReadV3(handle=g, index=0, flow_in=gf, dtype=np.float32)
+    array([2., 2., 2.], dtype=float32)
+    """
+    return _grad("TensorArrayGradV3", handle, flow_in, source, None)
+
+
+@_op
+def TensorArrayGradWithShape(handle, flow_in, shape_to_prepend, source, name=None):  # noqa: N802
+    """Gradient array whose elements have extra leading dimensions (``tf.raw_ops.TensorArrayGradWithShape``).
+
+    Parameters
+    ----------
+    handle : TensorArrayHandle
+        The forward array.
+    flow_in : float
+        Flow token.
+    shape_to_prepend : (k,) array_like of int
+        Dimensions put in front of each element's shape, ``>= 0``.
+    source : str
+        As for :func:`TensorArrayGradV3`; the key is shared with it, and the
+        first op to create it wins (a later ``shape_to_prepend`` is ignored).
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    grad_handle : TensorArrayHandle
+        The gradient array; its element shape is ``shape_to_prepend`` followed
+        by the forward element shape (unknown when that rank is unknown).
+    flow_out : np.float32
+        ``0.0``.
+
+    Raises
+    ------
+    InvalidArgumentError
+        As :func:`TensorArrayGradV3`, and ``shape must be a vector of
+        {int32,int64}, got shape <S>`` or ``Dimension <d> must be >= 0`` for
+        a bad ``shape_to_prepend``.
+    TypeError
+        If ``source`` is not a str.
+
+    Notes
+    -----
+    Mirrors ``TensorArrayGradOp`` with its third input (spec §3.2); TF's
+    ``pfor`` uses it to accumulate per-iteration gradients.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h, f = TensorArrayV3(size=1, dtype=np.float32, element_shape=[2])
+    >>> f = TensorArrayWriteV3(handle=h, index=0, value=np.ones(2, np.float32), flow_in=f)
+    >>> g, gf = TensorArrayGradWithShape(handle=h, flow_in=f, shape_to_prepend=[3], source="pfor")
+    >>> TensorArrayReadV3(handle=g, index=0, flow_in=gf, dtype=np.float32).shape
+    (3, 2)
+    """
+    return _grad("TensorArrayGradWithShape", handle, flow_in, source, shape_to_prepend)

@@ -1,0 +1,581 @@
+"""``TensorArray``: tf.TensorArray's class with graph-mode (TF1) semantics, over :mod:`numba_ta.raw_ops`."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import raw_ops
+from ._dtypes import as_dtype, to_array, to_index_array
+from ._registry import TensorArrayHandle
+from ._shapes import TensorShape
+
+__all__ = ["TensorArray"]
+
+
+class TensorArray:
+    """A list of tensors of one dtype, with TF's TensorArray semantics (``tf.TensorArray``).
+
+    This is graph-mode ``tf.TensorArray`` (``_GraphTensorArray``): each
+    element is written once, reads clear the element by default, unwritten
+    elements read as zeros when the element shape is fully defined, and
+    :meth:`grad` gives a gradient array that sums repeated writes.  Methods
+    that write return a new ``TensorArray`` carrying the new flow: use it
+    for the following operations, as in TF.
+
+    Parameters
+    ----------
+    dtype : numpy dtype, str or tf.DType
+        Element dtype.
+    size : int, optional
+        Initial number of elements; required unless ``handle`` is given.
+    dynamic_size : bool, optional
+        Whether writes past the end grow the array (default False).
+    clear_after_read : bool, optional
+        Whether a read frees the element so it can be read only once
+        (default True).
+    tensor_array_name : str, optional
+        Base of the unique name.
+    handle : TensorArrayHandle, optional
+        Wrap an existing array (then ``flow`` is required).
+    flow : float, optional
+        Flow token of an existing array.
+    infer_shape : bool, optional
+        Whether all elements must share one shape, fixed by the first write
+        (default True); the kernel's ``identical_element_shapes``.
+    element_shape : None or sequence of (int or None), optional
+        Expected element shape.
+    colocate_with_first_write_call : bool, optional
+        Accepted and ignored (device placement; CPU only here).
+    name : str, optional
+        Base of the unique name when ``tensor_array_name`` is not given
+        (default ``"TensorArray"``).
+
+    Raises
+    ------
+    ValueError
+        For TF's argument conflicts, e.g. ``Cannot provide both `handle` and
+        `tensor_array_name` arguments at the same time.``, ``Argument `size`
+        must be provided if handle is not provided.``, ``flow must not be
+        None if handle is not None.``
+    TypeError
+        If ``handle`` is not a TensorArray handle.
+    InvalidArgumentError
+        From :func:`numba_ta.raw_ops.TensorArrayV3` (negative size).
+
+    See Also
+    --------
+    numba_ta.raw_ops.TensorArrayV3 : the op this class creates.
+
+    Notes
+    -----
+    Mirrors ``tf.TensorArray`` as built in a TF1 graph (spec §5.2), not TF2's
+    eager list (spec §5.3): overwriting an element raises, reads clear.
+    The Python-side element shape is shared by every ``TensorArray`` object
+    of the same array (those returned by write, grad, identity ...).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ta = TensorArray(np.float32, size=3)
+    >>> ta = ta.unstack(np.arange(6, dtype=np.float32).reshape(3, 2))
+    >>> ta.read(2)
+    array([4., 5.], dtype=float32)
+    >>> ta = TensorArray(np.float32, size=0, dynamic_size=True, clear_after_read=False)
+    >>> for t in range(3):
+    ...     ta = ta.write(t, np.full(2, t, np.float32))
+    >>> ta.stack()
+    array([[0., 0.],
+           [1., 1.],
+           [2., 2.]], dtype=float32)
+    """
+
+    def __init__(
+        self,
+        dtype,
+        size=None,
+        dynamic_size=None,
+        clear_after_read=None,
+        tensor_array_name=None,
+        handle=None,
+        flow=None,
+        infer_shape=True,
+        element_shape=None,
+        colocate_with_first_write_call=True,
+        name=None,
+    ):
+        if handle is not None and tensor_array_name:
+            raise ValueError("Cannot provide both `handle` and `tensor_array_name` arguments at the same time.")
+        if handle is not None and not isinstance(handle, TensorArrayHandle):
+            raise TypeError(f"Expected `handle` to be a Tensor, but got `{handle}` of type `{type(handle)}` instead.")
+        if handle is None and size is None:
+            raise ValueError("Argument `size` must be provided if handle is not provided.")
+        if handle is not None and size is not None:
+            raise ValueError("Cannot provide both a `handle` and `size` arguments at the same time.")
+        if handle is not None and element_shape is not None:
+            raise ValueError("Cannot provide both `handle` and `element_shape` arguments at the same time.")
+        if handle is not None and dynamic_size is not None:
+            raise ValueError("Cannot provide both `handle` and `dynamic_size` arguments at the same time.")
+        if handle is not None and clear_after_read is not None:
+            raise ValueError("Cannot provide both `handle` and `clear_after_read` arguments at the same time.")
+        if clear_after_read is None:
+            clear_after_read = True
+        self._dtype = as_dtype(dtype)
+        self._dynamic_size = bool(dynamic_size)
+        self._infer_shape = bool(infer_shape)
+        self._element_shape = [TensorShape(element_shape)]
+        if handle is not None:
+            if flow is None:
+                raise ValueError("flow must not be None if handle is not None.")
+            self._handle = handle
+            self._flow = np.float32(flow)
+            self._size = None
+            self._dynamic_size = handle._storage.dynamic_size
+        else:
+            self._handle, flow0 = raw_ops.TensorArrayV3(
+                size=size,
+                dtype=self._dtype,
+                element_shape=self._element_shape[0],
+                dynamic_size=self._dynamic_size,
+                clear_after_read=clear_after_read,
+                identical_element_shapes=self._infer_shape,
+                tensor_array_name=tensor_array_name or name or "TensorArray",
+            )
+            self._flow = flow0 if flow is None else np.float32(flow)
+            self._size = int(size)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def dtype(self):
+        """numpy.dtype: the element dtype."""
+        return self._dtype
+
+    @property
+    def handle(self):
+        """TensorArrayHandle: the array's handle, for :mod:`numba_ta.raw_ops`."""
+        return self._handle
+
+    @property
+    def flow(self):
+        """numpy.float32: the flow token of this object."""
+        return self._flow
+
+    @property
+    def element_shape(self):
+        """TensorShape: the element shape known so far (shared by all objects of this array)."""
+        return self._element_shape[0]
+
+    @property
+    def dynamic_size(self):
+        """bool: whether the array was created growable."""
+        return self._dynamic_size
+
+    # ------------------------------------------------------------------ helpers
+    def _with_flow(self, flow):
+        ta = object.__new__(TensorArray)
+        ta.__dict__.update(self.__dict__)
+        ta._flow = flow
+        return ta
+
+    def _merged_shape(self, shape):
+        """TF's ``_check_element_shape``: the element shape after seeing ``shape`` (not yet stored)."""
+        es = self._element_shape[0]
+        if not es.is_compatible_with(shape):
+            raise ValueError(f"Inconsistent shapes: saw {TensorShape(shape)} but expected {es} ")
+        return es.merge_with(shape) if self._infer_shape else es
+
+    def _commit_shape(self, merged):
+        self._element_shape[0] = merged
+
+    # ------------------------------------------------------------------ methods
+    def identity(self):
+        """Return a new TensorArray object for the same array and flow (``tf.TensorArray.identity``).
+
+        Returns
+        -------
+        TensorArray
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> ta = TensorArray(np.float32, size=1)
+        >>> ta.identity().handle == ta.handle
+        True
+        """
+        return self._with_flow(self._flow)
+
+    def grad(self, source, flow=None, name=None):
+        """The gradient array of this array for gradient computation ``source`` (``tf.TensorArray.grad``).
+
+        Parameters
+        ----------
+        source : str
+            Name of the gradient computation, e.g. ``"gradients"``.
+        flow : float, optional
+            Flow token; defaults to this object's flow.
+        name : str, optional
+            Ignored.
+
+        Returns
+        -------
+        TensorArray
+            Over ``TensorArrayGradV3(handle, flow, source)``; its flow is
+            ``flow``.  It shares this array's Python-side element shape.
+
+        Raises
+        ------
+        InvalidArgumentError
+            For a gradient array (``Wrong input container. ...``) or a closed
+            array (T1).
+
+        Notes
+        -----
+        Locks this array's dynamic size for good, as TF does.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> ta = TensorArray(np.float32, size=2, element_shape=[2])
+        >>> g = ta.grad("gradients")
+        >>> g.read(1)
+        array([0., 0.], dtype=float32)
+        """
+        if flow is None:
+            flow = self._flow
+        g_handle, _ = raw_ops.TensorArrayGradV3(handle=self._handle, flow_in=flow, source=source)
+        g = TensorArray(
+            self._dtype, handle=g_handle, flow=flow, infer_shape=self._infer_shape, colocate_with_first_write_call=False
+        )
+        g._element_shape = self._element_shape
+        return g
+
+    def read(self, index, name=None):
+        """Read element ``index`` (``tf.TensorArray.read``; op ``TensorArrayReadV3``).
+
+        Parameters
+        ----------
+        index : int
+            Element index.
+        name : str, optional
+            Ignored.
+
+        Returns
+        -------
+        ndarray
+            A copy of the element, shape ``element_shape``.
+
+        Raises
+        ------
+        InvalidArgumentError
+            As :func:`numba_ta.raw_ops.TensorArrayReadV3` (out of range,
+            cleared, unwritten with a partial element shape, closed).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> ta = TensorArray(np.int32, size=2).write(0, [1, 2])
+        >>> ta.read(0)
+        array([1, 2], dtype=int32)
+        """
+        return raw_ops.TensorArrayReadV3(handle=self._handle, index=index, flow_in=self._flow, dtype=self._dtype)
+
+    def write(self, index, value, name=None):
+        """Write ``value`` to element ``index`` (``tf.TensorArray.write``; op ``TensorArrayWriteV3``).
+
+        Parameters
+        ----------
+        index : int
+            Element index.
+        value : array_like
+            The element; Python scalars and lists convert to this array's
+            dtype where they fit (TF's ``preferred_dtype``).
+        name : str, optional
+            Ignored.
+
+        Returns
+        -------
+        TensorArray
+            A new object with the new flow; use it for later operations.
+
+        Raises
+        ------
+        ValueError
+            ``Inconsistent shapes: saw (3,) but expected (2,) `` when the
+            value's shape does not fit the element shape.
+        InvalidArgumentError
+            As :func:`numba_ta.raw_ops.TensorArrayWriteV3`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> ta = TensorArray(np.float64, size=1).write(0, [1, 2])
+        >>> ta.read(0)
+        array([1., 2.])
+        """
+        v = to_array(value, "value", preferred=self._dtype)
+        merged = self._merged_shape(v.shape)
+        flow = raw_ops.TensorArrayWriteV3(handle=self._handle, index=index, value=v, flow_in=self._flow)
+        self._commit_shape(merged)
+        return self._with_flow(flow)
+
+    def stack(self, name=None):
+        """All elements stacked along a new first axis (``tf.TensorArray.stack``).
+
+        Parameters
+        ----------
+        name : str, optional
+            Ignored.
+
+        Returns
+        -------
+        (size, *element_shape) ndarray
+
+        Raises
+        ------
+        InvalidArgumentError
+            As :meth:`gather` over ``range(size())``.
+        UnimplementedError
+            For an empty array whose element shape is not fully defined.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> TensorArray(np.float32, size=2, element_shape=[1]).write(1, [5.0]).stack()
+        array([[0.],
+               [5.]], dtype=float32)
+        """
+        return self.gather(np.arange(int(self.size()), dtype=np.int32))
+
+    def gather(self, indices, name=None):
+        """Read the given elements into one array (``tf.TensorArray.gather``; op ``TensorArrayGatherV3``).
+
+        Parameters
+        ----------
+        indices : (n,) array_like of int
+            Elements to read.
+        name : str, optional
+            Ignored.
+
+        Returns
+        -------
+        (n, *element_shape) ndarray
+
+        Raises
+        ------
+        InvalidArgumentError, UnimplementedError
+            As :func:`numba_ta.raw_ops.TensorArrayGatherV3`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> ta = TensorArray(np.int64, size=3).unstack(np.array([[1], [2], [3]]))
+        >>> ta.gather([2, 0])
+        array([[3],
+               [1]])
+        """
+        es = self._element_shape[0]
+        return raw_ops.TensorArrayGatherV3(
+            handle=self._handle,
+            indices=indices,
+            flow_in=self._flow,
+            dtype=self._dtype,
+            element_shape=es if es.rank is not None else None,
+        )
+
+    def concat(self, name=None):
+        """All elements concatenated along axis 0 (``tf.TensorArray.concat``; op ``TensorArrayConcatV3``).
+
+        Parameters
+        ----------
+        name : str, optional
+            Ignored.
+
+        Returns
+        -------
+        (sum of element lengths, *element_shape[1:]) ndarray
+
+        Raises
+        ------
+        InvalidArgumentError, UnimplementedError
+            As :func:`numba_ta.raw_ops.TensorArrayConcatV3`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> ta = TensorArray(np.float32, size=2, infer_shape=False)
+        >>> ta = ta.split(np.arange(5, dtype=np.float32), [2, 3])
+        >>> ta.concat()
+        array([0., 1., 2., 3., 4.], dtype=float32)
+        """
+        es = self._element_shape[0]
+        except0 = es[1:] if es.rank is not None and es.rank > 0 else None
+        value, _ = raw_ops.TensorArrayConcatV3(
+            handle=self._handle, flow_in=self._flow, dtype=self._dtype, element_shape_except0=except0
+        )
+        return value
+
+    def unstack(self, value, name=None):
+        """Write row ``i`` of ``value`` to element ``i`` (``tf.TensorArray.unstack``).
+
+        Parameters
+        ----------
+        value : (n, *element_shape) array_like
+            ``n`` may be less than the size; the tail stays unwritten.
+        name : str, optional
+            Ignored.
+
+        Returns
+        -------
+        TensorArray
+            A new object with the new flow.
+
+        Raises
+        ------
+        ValueError, InvalidArgumentError
+            As :meth:`scatter` over ``range(n)``; ``n`` past a static size
+            gives ``Max scatter index must be < array size (...)``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> TensorArray(np.float32, size=2).unstack([[1.0], [2.0]]).read(1)
+        array([2.], dtype=float32)
+        """
+        v = to_array(value, "value", preferred=self._dtype)
+        n = v.shape[0] if v.ndim else 0
+        return self.scatter(np.arange(n, dtype=np.int32), v)
+
+    def scatter(self, indices, value, name=None):
+        """Write row ``k`` of ``value`` to element ``indices[k]`` (``tf.TensorArray.scatter``).
+
+        Parameters
+        ----------
+        indices : (n,) array_like of int
+            Destination elements.
+        value : (n, *element_shape) array_like
+            Rows to write.
+        name : str, optional
+            Ignored.
+
+        Returns
+        -------
+        TensorArray
+            A new object with the new flow.
+
+        Raises
+        ------
+        ValueError
+            ``Inconsistent shapes: ...`` when the rows do not fit the element
+            shape.
+        InvalidArgumentError
+            As :func:`numba_ta.raw_ops.TensorArrayScatterV3`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> ta = TensorArray(np.float32, size=3, element_shape=[1])
+        >>> ta.scatter([2], [[9.0]]).stack()
+        array([[0.],
+               [0.],
+               [9.]], dtype=float32)
+        """
+        v = to_array(value, "value", preferred=self._dtype)
+        merged = self._merged_shape(v.shape[1:]) if v.ndim else self._element_shape[0]
+        flow = raw_ops.TensorArrayScatterV3(handle=self._handle, indices=indices, value=v, flow_in=self._flow)
+        self._commit_shape(merged)
+        return self._with_flow(flow)
+
+    def split(self, value, lengths, name=None):
+        """Split ``value`` along axis 0 into elements of the given lengths (``tf.TensorArray.split``).
+
+        Parameters
+        ----------
+        value : (sum(lengths), ...) array_like
+            Converted strictly to this array's dtype.
+        lengths : (size,) array_like of int
+            First dimension of each element.
+        name : str, optional
+            Ignored.
+
+        Returns
+        -------
+        TensorArray
+            A new object with the new flow.
+
+        Raises
+        ------
+        TypeError
+            If ``value`` cannot be converted to the array's dtype.
+        ValueError
+            ``Inconsistent shapes: ...`` when all lengths are equal and the
+            elements do not fit the element shape.
+        InvalidArgumentError
+            As :func:`numba_ta.raw_ops.TensorArraySplitV3`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> ta = TensorArray(np.float32, size=2).split(np.arange(4, dtype=np.float32), [2, 2])
+        >>> ta.read(1)
+        array([2., 3.], dtype=float32)
+        """
+        v = to_array(value, "value", dtype=self._dtype)
+        lens = to_index_array(lengths, "lengths", dtype=np.int64)
+        merged = self._element_shape[0]
+        if lens.ndim == 1 and lens.size and v.ndim and np.all(lens == lens[0]):
+            merged = self._merged_shape((int(lens[0]),) + tuple(v.shape[1:]))
+        flow = raw_ops.TensorArraySplitV3(handle=self._handle, value=v, lengths=lens, flow_in=self._flow)
+        self._commit_shape(merged)
+        return self._with_flow(flow)
+
+    def size(self, name=None):
+        """The number of elements (``tf.TensorArray.size``).
+
+        Parameters
+        ----------
+        name : str, optional
+            Ignored.
+
+        Returns
+        -------
+        numpy.int32
+            The static size when known, else ``TensorArraySizeV3``.
+
+        Raises
+        ------
+        InvalidArgumentError
+            If the array is closed and its size is not static (T1).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> TensorArray(np.float32, size=4).size()
+        np.int32(4)
+        """
+        if not self._dynamic_size and self._size is not None:
+            return np.int32(self._size)
+        return raw_ops.TensorArraySizeV3(handle=self._handle, flow_in=self._flow)
+
+    def close(self, name=None):
+        """Close the array and free its storage (``tf.TensorArray.close``).
+
+        Parameters
+        ----------
+        name : str, optional
+            Ignored.
+
+        Returns
+        -------
+        None
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> TensorArray(np.float32, size=1).close()
+        """
+        raw_ops.TensorArrayCloseV3(handle=self._handle)
+
+    def __repr__(self):
+        return (
+            f"<numba_ta.TensorArray {self._handle.name!r} dtype={self._dtype} "
+            f"element_shape={self._element_shape[0]} flow={float(self._flow)}>"
+        )
