@@ -1,0 +1,103 @@
+"""Kernel policy and kernel results against their pure-Python versions, serial and parallel."""
+
+import numba
+import numpy as np
+import pytest
+
+from numba_ta import _kernels, _storage
+
+DISPATCHERS = {
+    name: obj for name, obj in vars(_kernels).items() if isinstance(obj, numba.core.registry.CPUDispatcher)
+}
+
+
+def test_kernels_found():
+    assert len(DISPATCHERS) >= 9
+
+
+@pytest.mark.parametrize("name", sorted(DISPATCHERS))
+def test_decorator_policy(name):
+    k = DISPATCHERS[name]
+    assert k.targetoptions.get("nogil") is True
+    assert k.targetoptions.get("parallel", False) is name.endswith("_par")
+    assert k._cache.__class__.__name__ != "NullCache", f"{name} is not cached"
+    assert not k.targetoptions.get("fastmath", False)
+
+
+def _data(rng, dtype, n):
+    return (rng.random(n) * 100).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "complex128", "uint8"])
+@pytest.mark.parametrize("suffix", ["", "_par"])
+def test_gather_rows(rng, dtype, suffix):
+    width = 5
+    data = _data(rng, dtype, 40)
+    src = np.array([30, -1, 0, 7, 30], dtype=np.int64)
+    out = np.full(src.size * width, 3, dtype=dtype)
+    expect = _kernels._gather_rows.py_func(data, src, width, out.copy())
+    getattr(_kernels, "_gather_rows" + suffix)(data, src, width, out)
+    np.testing.assert_array_equal(out, expect)
+    np.testing.assert_array_equal(out[width : 2 * width], 0)
+    np.testing.assert_array_equal(out[:width], data[30:35])
+
+
+@pytest.mark.parametrize("suffix", ["", "_par"])
+def test_write_rows(rng, suffix):
+    data = np.zeros(30)
+    src = rng.random(12)
+    dst = np.array([20, 0, 10, 5], dtype=np.int64)
+    getattr(_kernels, "_write_rows" + suffix)(data, dst, src, 3)
+    for k, d in enumerate(dst):
+        np.testing.assert_array_equal(data[d : d + 3], src[3 * k : 3 * k + 3])
+
+
+def test_accumulate_rows_duplicates_in_order():
+    data = np.full(6, 100.0)
+    src = np.arange(1.0, 10.0)
+    dst = np.array([0, 3, 0], dtype=np.int64)
+    add = np.array([0, 1, 1], dtype=np.uint8)
+    _kernels._accumulate_rows(data, dst, src, 3, add)
+    np.testing.assert_array_equal(data[:3], [1 + 7, 2 + 8, 3 + 9])
+    np.testing.assert_array_equal(data[3:], [104, 105, 106])
+
+
+def test_accumulate_rows_par_matches_serial(rng):
+    data = rng.random(50)
+    src = rng.random(20)
+    dst = np.array([0, 10, 20, 30], dtype=np.int64)
+    add = np.array([1, 0, 1, 0], dtype=np.uint8)
+    a, b = data.copy(), data.copy()
+    _kernels._accumulate_rows(a, dst, src, 5, add)
+    _kernels._accumulate_rows_par(b, dst, src, 5, add)
+    np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("suffix", ["", "_par"])
+def test_segments_roundtrip(rng, suffix):
+    sizes = np.array([2, 0, 3, 1], dtype=np.int64)
+    src = rng.random(int(sizes.sum()))
+    srco = _storage._exclusive_cumsum(sizes)
+    data = np.zeros(20)
+    dst = np.array([10, 0, 4, 17], dtype=np.int64)
+    getattr(_kernels, "_write_segments" + suffix)(data, dst, src, srco, sizes)
+    out = np.empty(src.size)
+    getattr(_kernels, "_gather_segments" + suffix)(data, dst, sizes, srco, out)
+    np.testing.assert_array_equal(out, src)
+    zero = np.array([-1, 0, 4, 17], dtype=np.int64)
+    getattr(_kernels, "_gather_segments" + suffix)(data, zero, sizes, srco, out)
+    np.testing.assert_array_equal(out[:2], 0)
+
+
+def test_accumulate_segments():
+    data = np.ones(10)
+    src = np.arange(5.0)
+    _kernels._accumulate_segments(
+        data,
+        np.array([0, 5], dtype=np.int64),
+        src,
+        np.array([0, 2], dtype=np.int64),
+        np.array([2, 3], dtype=np.int64),
+        np.array([1, 0], dtype=np.uint8),
+    )
+    np.testing.assert_array_equal(data, [1, 2, 1, 1, 1, 2, 3, 4, 1, 1])
