@@ -98,7 +98,7 @@ def to_array(value, argname="value", preferred=None, dtype=None):
         raise TypeError(f"{argname}: cannot convert {type(value).__name__} to an array") from None
     kinds = [_python_scalar_dtype(v) if not isinstance(v, np.generic) else v.dtype for v in leaves]
     if any(k is None for k in kinds) or (not leaves and not isinstance(value, (list, tuple))):
-        bad = next((v for v, k in zip(leaves, kinds) if k is None), value)
+        bad = next((v for v, k in zip(leaves, kinds, strict=True) if k is None), value)
         raise TypeError(
             f"{argname}: cannot convert {bad!r} of type {type(bad).__name__} to a tensor of a numeric or bool dtype"
         )

@@ -64,7 +64,7 @@ def is_compatible(p, shape):
         return True
     if len(p) != len(shape):
         return False
-    return all(a is None or b is None or a == b for a, b in zip(p, shape))
+    return all(a is None or b is None or a == b for a, b in zip(p, shape, strict=True))
 
 
 def merge(a, b):
@@ -76,7 +76,7 @@ def merge(a, b):
     if len(a) != len(b):
         raise InvalidArgumentError(f"PartialTensorShape: Incompatible ranks during merge: {len(a)} vs. {len(b)}")
     out = []
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         if x is not None and y is not None and x != y:
             raise InvalidArgumentError(
                 f"PartialTensorShape: Incompatible shapes during merge: {partial_str(a)} vs. {partial_str(b)}"

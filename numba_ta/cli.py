@@ -27,7 +27,10 @@ import os
 import platform
 import sys
 import time
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
+
+from .examples import char_rnn
 
 __all__ = ["main", "Command", "COMMANDS"]
 
@@ -58,6 +61,18 @@ def _positive_int(text):
     return value
 
 
+#: Largest --hidden: the demo is a teaching example, and (H, H) weights beyond
+#: this size would only exhaust memory or time.
+MAX_HIDDEN = 4096
+
+
+def _hidden_size(text):
+    value = _positive_int(text)
+    if value > MAX_HIDDEN:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_HIDDEN}, got {text!r}")
+    return value
+
+
 def _nonnegative_int(text):
     try:
         value = int(text)
@@ -83,45 +98,71 @@ def _positive_float(text):
 
 def _add_demo_arguments(parser):
     parser.add_argument(
-        "--steps", type=_positive_int, default=400, metavar="N",
+        "--steps",
+        type=_positive_int,
+        default=char_rnn.DEFAULT_STEPS,
+        metavar="N",
         help="training iterations, one chunk of --seq-len characters each (default: %(default)s)",
     )
     parser.add_argument(
-        "--hidden", type=_positive_int, default=64, metavar="H",
-        help="hidden-state size (default: %(default)s)",
+        "--hidden",
+        type=_hidden_size,
+        default=char_rnn.DEFAULT_HIDDEN,
+        metavar="H",
+        help=f"hidden-state size, at most {MAX_HIDDEN} (default: %(default)s)",
     )
     parser.add_argument(
-        "--seq-len", type=_positive_int, default=25, metavar="T",
+        "--seq-len",
+        type=_positive_int,
+        default=char_rnn.DEFAULT_SEQ_LEN,
+        metavar="T",
         help="characters per chunk = time steps backpropagated through (default: %(default)s)",
     )
     parser.add_argument(
-        "--lr", type=_positive_float, default=1e-2, metavar="LR",
+        "--lr",
+        type=_positive_float,
+        default=char_rnn.DEFAULT_LR,
+        metavar="LR",
         help="Adam learning rate (default: %(default)s)",
     )
     parser.add_argument(
-        "--seed", type=_nonnegative_int, default=0, metavar="S",
+        "--seed",
+        type=_nonnegative_int,
+        default=0,
+        metavar="S",
         help="seed of the weights, the gradient-check entries and the sample (default: %(default)s)",
     )
     parser.add_argument(
-        "--text", metavar="FILE", default=None,
+        "--text",
+        metavar="FILE",
+        default=None,
         help="UTF-8 text file to train on (default: the Zen of Python)",
     )
     parser.add_argument(
-        "--sample-len", type=_nonnegative_int, default=300, metavar="N",
+        "--sample-len",
+        type=_nonnegative_int,
+        default=char_rnn.DEFAULT_SAMPLE_LEN,
+        metavar="N",
         help="characters to generate after training (default: %(default)s)",
     )
     parser.add_argument(
-        "--temperature", type=_positive_float, default=0.8, metavar="TEMP",
+        "--temperature",
+        type=_positive_float,
+        default=char_rnn.DEFAULT_TEMPERATURE,
+        metavar="TEMP",
         help="sampling temperature (default: %(default)s)",
     )
     parser.add_argument(
-        "--grad-check", type=_positive_int, default=30, metavar="N",
+        "--grad-check",
+        type=_positive_int,
+        default=char_rnn.DEFAULT_GRAD_CHECK_ENTRIES,
+        metavar="N",
         help="parameter entries checked against finite differences (default: %(default)s)",
     )
 
 
 def _progress(steps, out):
-    """A ``callback(step, loss, smoothed)`` for :func:`char_rnn.train`, and a close function.
+    """Return a ``callback(step, loss, smoothed)`` for :func:`char_rnn.train`, and a close function.
 
     Uses a tqdm bar on an interactive stderr if tqdm is installed (it is not a
     dependency); otherwise prints about ten lines.
@@ -164,8 +205,6 @@ def _printable(text, stream):
 
 
 def _run_demo(args, out):
-    from .examples import char_rnn
-
     if args.text is None:
         text, source = char_rnn.zen_of_python(), "the Zen of Python"
     else:
@@ -176,14 +215,12 @@ def _run_demo(args, out):
         source = args.text
     if args.seq_len > len(text) - 1:
         raise _UsageError(
-            f"--seq-len: {args.seq_len} is too long for a text of {len(text)} characters "
-            f"(at most {len(text) - 1})"
+            f"--seq-len: {args.seq_len} is too long for a text of {len(text)} characters (at most {len(text) - 1})"
         )
 
     vocab = char_rnn.Vocab(text)
     print(
-        "numba-ta demo: character-level RNN, full backpropagation through time "
-        "with numba_ta.TensorArray",
+        "numba-ta demo: character-level RNN, full backpropagation through time with numba_ta.TensorArray",
         file=out,
     )
     print(
@@ -216,9 +253,7 @@ def _run_demo(args, out):
     )
 
     inputs, targets, h0 = char_rnn.grad_check_batch(text, tr.vocab, args.seq_len, args.hidden, args.seed)
-    check = char_rnn.check_gradients(
-        tr.params, inputs, targets, h0, n_entries=args.grad_check, seed=args.seed
-    )
+    check = char_rnn.check_gradients(tr.params, inputs, targets, h0, n_entries=args.grad_check, seed=args.seed)
     verdict = "PASS" if check.passed else "FAIL"
     print(
         f"gradient check (float64, {len(inputs)} steps, {check.n_checked} entries vs central "
@@ -332,8 +367,7 @@ class Command(NamedTuple):
 COMMANDS = (
     Command(
         "demo",
-        "train a character RNN with BPTT through numba_ta.TensorArray, check its "
-        "gradients and sample from it",
+        "train a character RNN with BPTT through numba_ta.TensorArray, check its gradients and sample from it",
         _add_demo_arguments,
         _run_demo,
     ),

@@ -34,7 +34,7 @@ import numpy as np
 
 from . import _registry
 from ._dtypes import as_dtype, to_array, to_index, to_index_array
-from ._shapes import as_partial, is_fully_defined, shape_str
+from ._shapes import as_partial, shape_str
 from ._storage import Storage
 from .errors import InvalidArgumentError, OpError
 

@@ -85,7 +85,8 @@ def test_failed_kernel_write_does_not_refine_python_shape():
 def test_write_preferred_dtype_and_strict_split():
     ta = TensorArray(np.float64, size=2).write(0, [1, 2])
     assert ta.read(0).dtype == np.float64
-    with pytest.raises(errors.InvalidArgumentError, match="TensorArray dtype is int32 but Op is trying to write dtype float"):
+    msg = "TensorArray dtype is int32 but Op is trying to write dtype float"
+    with pytest.raises(errors.InvalidArgumentError, match=msg):
         TensorArray(np.int32, size=1).write(0, [1.5])
     with pytest.raises(TypeError):
         TensorArray(np.int32, size=1).split(np.array([1.5]), [1])
@@ -103,7 +104,8 @@ def test_size_static_and_dynamic():
 
 def test_unstack_too_many_rows():
     ta = TensorArray(np.float32, size=3)
-    with pytest.raises(errors.InvalidArgumentError, match=re.escape("Max scatter index must be < array size (3 vs. 3)")):
+    msg = re.escape("Max scatter index must be < array size (3 vs. 3)")
+    with pytest.raises(errors.InvalidArgumentError, match=msg):
         ta.unstack(np.zeros((4, 2), np.float32))
     ta = ta.unstack(np.ones((2, 2), np.float32))
     # the first write fixed the element shape (infer_shape), so the unwritten tail reads as zeros

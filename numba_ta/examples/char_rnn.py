@@ -44,7 +44,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -81,6 +81,17 @@ PARAM_NAMES = ("Wxh", "Whh", "bh", "Why", "by")
 
 #: Source name of the gradient arrays, as ``tf.gradients`` would name it.
 GRAD_SOURCE = "gradients"
+
+# Defaults of train(), run_demo() and ``numba-ta demo``.  Measured on the Zen of
+# Python (856 characters): 800 steps of 25 characters take about 2 s on 2 cores
+# and bring the loss from ln(45) = 3.8 to about 0.6 nats per character.
+DEFAULT_STEPS = 800
+DEFAULT_HIDDEN = 64
+DEFAULT_SEQ_LEN = 25
+DEFAULT_LR = 5e-3
+DEFAULT_SAMPLE_LEN = 300
+DEFAULT_TEMPERATURE = 0.8
+DEFAULT_GRAD_CHECK_ENTRIES = 30
 
 
 class TextError(ValueError):
@@ -153,9 +164,7 @@ def validate_text(text, *, source="text"):
         raise TextError(f"{source} is empty")
     distinct = set(text)
     if len(distinct) < 2:
-        raise TextError(
-            f"{source} has only one distinct character ({text[0]!r}); at least 2 are needed"
-        )
+        raise TextError(f"{source} has only one distinct character ({text[0]!r}); at least 2 are needed")
     return text
 
 
@@ -209,9 +218,7 @@ def load_text(path):
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        raise TextError(
-            f"not a UTF-8 text file: {name} (byte 0x{data[e.start]:02x} at offset {e.start})"
-        ) from None
+        raise TextError(f"not a UTF-8 text file: {name} (byte 0x{data[e.start]:02x} at offset {e.start})") from None
     return validate_text(text, source=f"file {name}")
 
 
@@ -251,12 +258,15 @@ class Vocab:
         self._index = {c: i for i, c in enumerate(self.chars)}
 
     def __len__(self):
+        """Return the number of characters."""
         return len(self.chars)
 
     def __repr__(self):
+        """Return ``Vocab(<n> characters)``."""
         return f"Vocab({len(self)} characters)"
 
     def __contains__(self, char):
+        """Return whether `char` is in the vocabulary."""
         return char in self._index
 
     def encode(self, text):
@@ -656,12 +666,12 @@ def _sample_entries(params, inputs, n_entries, rng):
         counts[i] += 1
     used = np.unique(inputs)
     out = []
-    for name, count in zip(names, counts):
+    for name, count in zip(names, counts, strict=True):
         shape = params[name].shape
         if name == "Wxh":  # columns of characters absent from the batch have zero gradient
             rows = rng.integers(0, shape[0], count)
             cols = rng.choice(used, count)
-            out += [(name, (int(r), int(c))) for r, c in zip(rows, cols)]
+            out += [(name, (int(r), int(c))) for r, c in zip(rows, cols, strict=True)]
             continue
         size = int(np.prod(shape))
         flat = rng.choice(size, count, replace=count > size)
@@ -980,8 +990,7 @@ def _check_options(text, steps, hidden, seq_len, lr, clip):
         raise ValueError(f"seq_len must be >= 1, got {seq_len}")
     if int(seq_len) > len(text) - 1:
         raise ValueError(
-            f"seq_len {seq_len} is too long for a text of {len(text)} characters "
-            f"(at most {len(text) - 1})"
+            f"seq_len {seq_len} is too long for a text of {len(text)} characters (at most {len(text) - 1})"
         )
     if not (lr > 0 and math.isfinite(lr)):
         raise ValueError(f"lr must be a positive number, got {lr}")
@@ -992,10 +1001,10 @@ def _check_options(text, steps, hidden, seq_len, lr, clip):
 def train(
     text,
     *,
-    steps=500,
-    hidden=64,
-    seq_len=25,
-    lr=1e-2,
+    steps=DEFAULT_STEPS,
+    hidden=DEFAULT_HIDDEN,
+    seq_len=DEFAULT_SEQ_LEN,
+    lr=DEFAULT_LR,
     clip=5.0,
     seed=0,
     dtype=np.float32,
@@ -1099,7 +1108,7 @@ class DemoResult:
 
 
 def grad_check_batch(text, vocab, seq_len, hidden, seed=0):
-    """The fixed batch :func:`run_demo` checks gradients on.
+    """Return the fixed batch that :func:`run_demo` checks gradients on.
 
     Parameters
     ----------
@@ -1130,14 +1139,14 @@ def grad_check_batch(text, vocab, seq_len, hidden, seed=0):
 def run_demo(
     text=None,
     *,
-    steps=500,
-    hidden=64,
-    seq_len=25,
-    lr=1e-2,
+    steps=DEFAULT_STEPS,
+    hidden=DEFAULT_HIDDEN,
+    seq_len=DEFAULT_SEQ_LEN,
+    lr=DEFAULT_LR,
     seed=0,
-    sample_len=200,
-    temperature=0.8,
-    grad_check_entries=30,
+    sample_len=DEFAULT_SAMPLE_LEN,
+    temperature=DEFAULT_TEMPERATURE,
+    grad_check_entries=DEFAULT_GRAD_CHECK_ENTRIES,
     callback=None,
 ):
     """Train on `text`, check the gradients in float64, and sample from the model.
@@ -1176,13 +1185,9 @@ def run_demo(
     (True, 9)
     """
     text = zen_of_python() if text is None else text
-    result = train(
-        text, steps=steps, hidden=hidden, seq_len=seq_len, lr=lr, seed=seed, callback=callback
-    )
+    result = train(text, steps=steps, hidden=hidden, seq_len=seq_len, lr=lr, seed=seed, callback=callback)
     inputs, targets, h0 = grad_check_batch(text, result.vocab, seq_len, hidden, seed=seed)
-    check = check_gradients(
-        result.params, inputs, targets, h0, n_entries=grad_check_entries, seed=seed
-    )
+    check = check_gradients(result.params, inputs, targets, h0, n_entries=grad_check_entries, seed=seed)
     text_sample = sample(
         result.params,
         result.vocab,
