@@ -112,7 +112,7 @@ def to_array(value, argname="value", preferred=None, dtype=None):
         target = dtype if dtype is not None else natural
         if dtype is None and preferred is not None and preferred != natural:
             arr = np.asarray(value)
-            if arr.dtype.kind != "O" and _fits(arr, preferred):
+            if arr.dtype.kind != "O" and preferred.kind in _WIDENS[natural.kind] and _fits(arr, preferred):
                 target = preferred
         if dtype is not None:
             arr = np.asarray(value)
@@ -125,6 +125,10 @@ def to_array(value, argname="value", preferred=None, dtype=None):
             f"{argname}: cannot convert a ragged nested sequence to an array (all rows must have the same length)"
         ) from None
     return arr
+
+
+# TF converts Python values only to dtypes of these kinds (a float never becomes an int)
+_WIDENS = {"b": "b", "i": "iufc", "u": "iufc", "f": "fc", "c": "c"}
 
 
 def _fits(arr, dtype):
