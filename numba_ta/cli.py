@@ -233,7 +233,7 @@ def _run_demo(args, out):
     t0 = time.perf_counter()
     callback, close = _progress(args.steps, out)
     try:
-        result = char_rnn.train(
+        tr = char_rnn.train(
             text,
             steps=args.steps,
             hidden=args.hidden,
@@ -244,7 +244,6 @@ def _run_demo(args, out):
         )
     finally:
         close()
-    tr = result
     print(
         f"loss (nats/char): initial {tr.initial_loss:.3f} -> final smoothed {tr.final_loss:.3f} "
         f"(uniform guess: ln {len(vocab)} = {math.log(len(vocab)):.3f}); "

@@ -935,8 +935,8 @@ def smooth(losses, beta=0.95):
     Examples
     --------
     >>> from numba_ta.examples.char_rnn import smooth
-    >>> smooth([2.0, 2.0, 2.0]).tolist()
-    [2.0, 2.0, 2.0]
+    >>> smooth([4.0, 2.0, 2.0]).round(3).tolist()
+    [4.0, 2.974, 2.633]
     """
     out = np.empty(len(losses))
     avg = 0.0
