@@ -14,6 +14,9 @@ SUPPORTED_DTYPES = frozenset(
     )
 )
 
+# fast look-up of the usual spellings: np.dtype objects, numpy scalar types, names
+_BY_KEY = {k: d for d in SUPPORTED_DTYPES for k in (d, d.type, d.name)}
+
 _TF_NAMES = {
     np.dtype("float16"): "half",
     np.dtype("float32"): "float",
@@ -28,6 +31,10 @@ def as_dtype(dtype, argname="dtype"):
 
     Raises ``TypeError`` naming the argument for anything numba_ta does not store.
     """
+    try:
+        return _BY_KEY[dtype]
+    except (KeyError, TypeError):
+        pass
     if dtype is None:
         raise TypeError(f"{argname} must be given, got None")
     np_type = getattr(dtype, "as_numpy_dtype", None)  # tf.DType
@@ -56,16 +63,7 @@ def is_numeric(dtype):
     return np.dtype(dtype).kind in "iufc"
 
 
-def _python_scalar_dtype(x):
-    if isinstance(x, (bool, np.bool_)):
-        return np.dtype(bool)
-    if isinstance(x, int):
-        return np.dtype(np.int32) if _INT32.min <= x <= _INT32.max else np.dtype(np.int64)
-    if isinstance(x, float):
-        return np.dtype(np.float32)
-    if isinstance(x, complex):
-        return np.dtype(np.complex128)
-    return None
+_INT64 = np.iinfo(np.int64)
 
 
 def _leaves(x):
@@ -76,78 +74,121 @@ def _leaves(x):
         yield x
 
 
+def _leaf_kind(v):
+    if isinstance(v, (bool, np.bool_)):
+        return "b"
+    if isinstance(v, (int, np.integer)):
+        return "i"
+    if isinstance(v, (float, np.floating)):
+        return "f"
+    if isinstance(v, (complex, np.complexfloating)):
+        return "c"
+    return None
+
+
+def _python_array(value, argname):
+    """TF's conversion of Python scalars and nested sequences (``tf.convert_to_tensor`` without dtype)."""
+    leaves = list(_leaves(value))
+    kinds = set()
+    for v in leaves:
+        k = _leaf_kind(v)
+        if k is None:
+            raise TypeError(
+                f"{argname}: cannot convert {v!r} of type {type(v).__name__} to a tensor of a numeric or bool dtype"
+            )
+        kinds.add(k)
+    if len(kinds) > 1 and ("b" in kinds or "c" in kinds):
+        raise ValueError("Can't convert Python sequence with mixed types to Tensor.")
+    if "f" in kinds:
+        # TF: a numpy float scalar sets the float dtype (the first one seen), else float32
+        dtype = next((v.dtype for v in leaves if isinstance(v, np.floating)), np.dtype(np.float32))
+        fmax = float(np.finfo(dtype).max)
+        if any(abs(float(v)) > fmax and np.isfinite(float(v)) for v in leaves):
+            raise ValueError("Can't convert Python sequence with a value out of range for a double-precision float.")
+    elif "i" in kinds:
+        ints = [int(v) for v in leaves]
+        lo, hi = min(ints), max(ints)
+        if _INT32.min <= lo and hi <= _INT32.max:
+            dtype = np.dtype(np.int32)
+        elif _INT64.min <= lo and hi <= _INT64.max:
+            dtype = np.dtype(np.int64)
+        else:
+            raise ValueError("Can't convert Python sequence with out-of-range integer to Tensor.")
+    elif "c" in kinds:
+        dtype = np.dtype(np.complex128)
+    elif "b" in kinds:
+        dtype = np.dtype(bool)
+    else:
+        dtype = np.dtype(np.float32)
+    try:
+        arr = np.array(value, dtype=dtype)
+    except ValueError:
+        raise ValueError("Can't convert non-rectangular Python sequence to Tensor.") from None
+    return arr
+
+
 def to_array(value, argname="value", preferred=None, dtype=None):
     """Convert ``value`` to an ndarray the way ``tf.convert_to_tensor`` would.
 
-    numpy arrays and numpy scalars keep their dtype; Python scalars and nested
-    lists become int32 (int64 when out of range), float32, complex128 or bool,
-    unless ``preferred`` is given and the values fit it exactly.  Objects with
-    ``.numpy()`` (TF eager tensors) are converted through it.  With ``dtype``
-    the conversion is strict (``TypeError`` when a value does not fit).
+    numpy arrays and numpy scalars keep their dtype.  Python scalars and
+    nested sequences follow TF's rules: ints become int32 (int64 when out of
+    range), any float makes float32, complex gives complex128, bools bool;
+    mixing bools or complex numbers with other kinds, out-of-range values and
+    ragged nesting raise TF's ``ValueError``.  With ``preferred`` (TF's
+    ``preferred_dtype``) a Python value is converted to that dtype when it
+    fits it.  Objects with ``.numpy()`` (TF eager tensors) are converted
+    through it.  With ``dtype`` the conversion is strict: ``TypeError`` when
+    a value does not fit.
     """
+    if type(value) is np.ndarray and (dtype is None or value.dtype == dtype):
+        return value
     if hasattr(value, "numpy") and not isinstance(value, np.ndarray):
         value = value.numpy()
-    if isinstance(value, np.ndarray) or isinstance(value, np.generic):
+    if isinstance(value, (np.ndarray, np.generic)):
         arr = np.asarray(value)
         if dtype is not None and arr.dtype != dtype:
             return _strict_cast(arr, dtype, value, argname)
         return arr
-    try:
-        leaves = list(_leaves(value))
-    except RecursionError:  # pragma: no cover - absurdly deep nesting
-        raise TypeError(f"{argname}: cannot convert {type(value).__name__} to an array") from None
-    kinds = [_python_scalar_dtype(v) if not isinstance(v, np.generic) else v.dtype for v in leaves]
-    if any(k is None for k in kinds) or (not leaves and not isinstance(value, (list, tuple))):
-        bad = next((v for v, k in zip(leaves, kinds, strict=True) if k is None), value)
-        raise TypeError(
-            f"{argname}: cannot convert {bad!r} of type {type(bad).__name__} to a tensor of a numeric or bool dtype"
-        )
-    try:
-        if kinds:
-            natural = np.result_type(*kinds)
-            if natural.kind in "iu" and natural.itemsize < 4:
-                natural = np.dtype(np.int32)
-        else:
-            natural = np.dtype(np.float32)
-        target = dtype if dtype is not None else natural
-        if dtype is None and preferred is not None and preferred != natural:
-            arr = np.asarray(value)
-            if arr.dtype.kind != "O" and preferred.kind in _WIDENS[natural.kind] and _fits(arr, preferred):
-                target = preferred
+    wanted = dtype if dtype is not None else preferred
+    if wanted is not None:
+        try:
+            arr = _python_array(value, argname)
+        except ValueError:
+            if dtype is not None:
+                raise
+            arr = None
+        if arr is not None and (arr.dtype == wanted or _fits(arr, wanted)):
+            return np.array(value, dtype=wanted)  # from the Python values: no float32 rounding on the way
         if dtype is not None:
-            arr = np.asarray(value)
-            if arr.dtype.kind == "O":
-                raise ValueError
-            return _strict_cast(arr, dtype, value, argname)
-        arr = np.asarray(value, dtype=target)
-    except ValueError:
-        raise ValueError(
-            f"{argname}: cannot convert a ragged nested sequence to an array (all rows must have the same length)"
-        ) from None
-    return arr
+            raise TypeError(f"{argname}: cannot convert {value!r} to an array of dtype {dtype}")
+    return _python_array(value, argname)
 
 
-# TF converts Python values only to dtypes of these kinds (a float never becomes an int)
+# TF converts values only to dtypes of these kinds (a float never becomes an int)
 _WIDENS = {"b": "b", "i": "iufc", "u": "iufc", "f": "fc", "c": "c"}
 
 
 def _fits(arr, dtype):
-    try:
-        cast = arr.astype(dtype)
-    except (TypeError, ValueError, OverflowError):
+    """Whether TF would convert ``arr``'s values to ``dtype``: same kind family, in range, ints exact."""
+    dtype = np.dtype(dtype)
+    if dtype.kind not in _WIDENS[arr.dtype.kind]:
         return False
-    if arr.dtype.kind == "b" and dtype.kind != "b":
-        return False
-    if arr.dtype.kind in "iu" and dtype.kind == "b":
-        return False
+    if not arr.size:
+        return True
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return bool(arr.min() >= info.min and arr.max() <= info.max)
     with np.errstate(all="ignore"):
-        return bool(np.array_equal(cast.astype(arr.dtype) if arr.size else cast, arr if arr.size else cast))
+        cast = arr.astype(dtype)
+        if dtype.kind == "f" and arr.dtype.kind == "c":
+            return False
+        return bool(np.all(np.isfinite(cast) | ~np.isfinite(arr)))
 
 
 def _strict_cast(arr, dtype, original, argname):
     if arr.dtype == dtype:
         return arr
-    if _fits(arr, dtype) and not (arr.dtype.kind in "fc" and dtype.kind in "iub"):
+    if _fits(arr, dtype):
         return arr.astype(dtype)
     raise TypeError(f"{argname}: cannot convert {original!r} to an array of dtype {dtype}")
 

@@ -19,6 +19,7 @@ Both buffers grow geometrically.  ``state`` holds the flag bits below.
 from __future__ import annotations
 
 import threading
+from array import array
 
 import numpy as np
 
@@ -32,6 +33,7 @@ READ = np.uint8(2)
 CLEARED = np.uint8(4)
 DATA = np.uint8(8)
 
+_W, _R, _C, _D = 1, 2, 4, 8  # the same bits as Python ints, for scalar paths
 _NONE, _DENSE, _RAGGED = 0, 1, 2
 _COPY_VIEW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
@@ -70,6 +72,16 @@ def _parallel(items):
     return items >= _config.PARALLEL_MIN_ELEMENTS
 
 
+def _meta_buffers(cap):
+    """Per-element metadata: Python buffers (fast scalar access) and numpy views of them (bulk access)."""
+    st = bytearray(cap)
+    sid = array("i", bytes(4 * cap))
+    off = array("q", bytes(8 * cap))
+    return st, sid, off, np.frombuffer(st, dtype=np.uint8), np.frombuffer(sid, dtype=np.int32), np.frombuffer(
+        off, dtype=np.int64
+    )
+
+
 class Storage:
     """State of one TensorArray (forward or gradient); see the module docstring."""
 
@@ -87,7 +99,10 @@ class Storage:
     ):
         self.name = name
         self.dtype = np.dtype(dtype)
-        self.element_shape = element_shape
+        self._fast_shape = None  # a shape whose writes take the dense fast path (see _note_fast)
+        self._fast_sid = -1
+        self._fast_rows = None  # (capacity, *_fast_shape) view of data
+        self._es = element_shape
         self.dynamic_size = bool(dynamic_size)
         self.clear_after_read = bool(clear_after_read)
         self.identical = bool(identical_element_shapes)
@@ -96,12 +111,10 @@ class Storage:
         self.closed = False
         self.gradients_disallowed = False
         self.grads = {}
-        self.lock = threading.RLock()
+        self.lock = threading.Lock()
         self.size = int(size)
         self.cap = self.size
-        self.state = np.zeros(self.cap, dtype=np.uint8)
-        self.shape_id = np.zeros(self.cap, dtype=np.int32)
-        self.offsets = np.zeros(self.cap, dtype=np.int64)
+        self._st, self._sidb, self._offb, self.state, self.shape_id, self.offsets = _meta_buffers(self.cap)
         self.shapes = []
         self._shape_index = {}
         self._shape_items = []
@@ -111,6 +124,32 @@ class Storage:
         self.data = None
 
     # ------------------------------------------------------------------ helpers
+    @property
+    def element_shape(self):
+        """The partial element shape (TF's ``element_shape_``)."""
+        return self._es
+
+    @element_shape.setter
+    def element_shape(self, value):
+        if value != self._es:
+            self._es = value
+            self._fast_shape = self._fast_rows = None
+
+    def _note_fast(self, shape, sid):
+        """Remember ``shape`` for the fast path once a write of it succeeded on the dense layout.
+
+        A write of this shape to an unwritten slot inside the array then passes
+        every check (T1-T8) and needs no allocation: the caller has just seen it.
+        """
+        if self.layout == _DENSE and self._shape_items[sid] == self.width and self.width:
+            self._fast_shape, self._fast_sid, self._fast_rows = shape, sid, None
+
+    def _rows(self):
+        rows = self._fast_rows
+        if rows is None:
+            rows = self._fast_rows = self.data.reshape((self.cap,) + self._fast_shape)
+        return rows
+
     def _sid(self, shape):
         sid = self._shape_index.get(shape)
         if sid is None:
@@ -124,6 +163,7 @@ class Storage:
         return self._shape_items[sid]
 
     def _check_open(self):
+        """T1 when the array is closed."""
         if self.closed:
             raise InvalidArgumentError(f"TensorArray {self.name} has already been closed.")
 
@@ -132,15 +172,14 @@ class Storage:
         if n <= self.cap:
             return
         newcap = max(n, 2 * self.cap, 8)
-        for attr, fill in (("state", 0), ("shape_id", 0), ("offsets", 0)):
-            old = getattr(self, attr)
-            new = np.full(newcap, fill, dtype=old.dtype)
+        meta = _meta_buffers(newcap)
+        for new, old in zip(meta[3:], (self.state, self.shape_id, self.offsets), strict=True):
             new[: self.size] = old[: self.size]
-            setattr(self, attr, new)
+        self._st, self._sidb, self._offb, self.state, self.shape_id, self.offsets = meta
         if self.layout == _DENSE:
             new = np.empty(newcap * self.width, dtype=self.dtype)
             new[: self.size * self.width] = self.data[: self.size * self.width]
-            self.data = new
+            self.data, self._fast_rows = new, None
         self.cap = newcap
 
     def _resize(self, n):
@@ -166,6 +205,7 @@ class Storage:
                 self.offsets[slots] = slots.astype(np.int64) * self.width
                 return
             self.layout, self.used = _RAGGED, self.data.size
+            self._fast_shape = self._fast_rows = None
         total = int(items.sum())
         need = self.used + total
         if need > self.data.size:
@@ -176,10 +216,7 @@ class Storage:
         self.used = need
 
     def _alloc_one(self, slot, items):
-        if self.layout == _DENSE and items == self.width:
-            self.offsets[slot] = slot * self.width
-        else:
-            self._alloc(np.array([slot], dtype=np.intp), np.array([items], dtype=np.int64))
+        self._alloc(np.array([slot], dtype=np.intp), np.array([items], dtype=np.int64))
 
     def _has_data(self, states, sids):
         """Mask: the slot holds a stored tensor with at least one item."""
@@ -260,65 +297,78 @@ class Storage:
     def close(self):
         """``ClearAndMarkClosed``: drop all element data and mark closed; never fails."""
         self.closed = True
-        self.data = None
+        self.data = self._fast_shape = self._fast_rows = None
         self.layout = _NONE
         self.size = self.cap = self.used = 0
-        self.state = np.zeros(0, dtype=np.uint8)
-        self.shape_id = np.zeros(0, dtype=np.int32)
-        self.offsets = np.zeros(0, dtype=np.int64)
+        self._st, self._sidb, self._offb, self.state, self.shape_id, self.offsets = _meta_buffers(0)
 
     # ------------------------------------------------------------------ write
     def write(self, index, value):
         """``LockedWriteOrAggregate`` for one element (after the op-level K7 check)."""
-        self._check_open()
-        n = self.size
-        if index < 0 or (not self.dynamic_size and index >= n):
-            raise self._err_write_oob(index, n)
         shape = value.shape
+        if shape == self._fast_shape and 0 <= index < self.size and not self._st[index]:
+            self._rows()[index] = value
+            self._offb[index] = index * self.width
+            self._st[index] = _W | _D
+            self._sidb[index] = self._fast_sid
+            return
+        if self.closed:
+            self._check_open()
+        n = self.size
+        if index < 0 or (index >= n and not self.dynamic_size):
+            raise self._err_write_oob(index, n)
         es = self.element_shape
-        if not is_compatible(es, shape):
+        if shape != es and not is_compatible(es, shape):
             raise self._err_shape(index, shape, es)
-        st = self.state[index] if index < n else 0
+        st = self._st[index] if index < n else 0
         add = False
-        if st & READ:
-            raise self._err_written_read(index)
-        if st & WRITTEN:
+        if st:
+            if st & _R:
+                raise self._err_written_read(index)
             if not self.is_grad:
                 raise self._err_written_twice(index)
-            old = self.shapes[self.shape_id[index]]
+            old = self.shapes[self._sidb[index]]
             if old != shape:
                 raise self._err_aggregate_shape(index, old, shape)
-            add = bool(st & DATA) and value.size > 0
+            add = bool(st & _D) and value.size > 0
             if add and not is_numeric(self.dtype):
                 raise self._err_add_type()
         # commit
         if index >= n:
             self._resize(index + 1)
-        if self.identical and not is_fully_defined(es):
-            self.element_shape = tuple(shape)
-        sid = self._sid(tuple(shape))
+        if self.identical and es != shape and not is_fully_defined(es):
+            self.element_shape = shape
+        sid = self._shape_index.get(shape)
+        if sid is None:
+            sid = self._sid(shape)
         items = self._shape_items[sid]
         if add:
-            o = int(self.offsets[index])
+            o = self._offb[index]
             self.data[o : o + items] += value.reshape(-1)
             self.gradients_disallowed = True
         elif items:
-            self._alloc_one(index, items)
-            o = int(self.offsets[index])
+            if self.layout == _DENSE and items == self.width:
+                o = self._offb[index] = index * items
+            else:
+                self._alloc_one(index, items)
+                o = self._offb[index]
             self.data[o : o + items] = value.reshape(-1)
-        self.state[index] = WRITTEN | DATA
-        self.shape_id[index] = sid
+        self._st[index] = _W | _D
+        self._sidb[index] = sid
+        if not add:
+            self._note_fast(shape, sid)
 
     # ------------------------------------------------------------------ read
     def read(self, index):
         """``LockedRead`` for one element; returns a fresh ndarray."""
-        self._check_open()
+        if self.closed:
+            self._check_open()
         n = self.size
-        if index < 0 or (not self.is_grad and index >= n):
+        if index < 0 or (index >= n and not self.is_grad):
             raise self._err_read_oob(index, n)
-        st = self.state[index] if index < n else 0
-        es = self.element_shape
-        if not st & WRITTEN:
+        st = self._st[index] if index < n else 0
+        if not st & _W:
+            es = self.element_shape
             if not is_fully_defined(es):
                 raise self._err_read_undefined(index, es)
             sid = self._sid(es)
@@ -327,23 +377,23 @@ class Storage:
                 self.state[n : index + 1] = WRITTEN
                 self.shape_id[n : index + 1] = sid
             else:
-                self.state[index] = WRITTEN
-                self.shape_id[index] = sid
-            st = WRITTEN
-        elif st & CLEARED:
+                self._st[index] = _W
+                self._sidb[index] = sid
+            st = _W
+        elif st & _C:
             raise self._err_cleared(index)
-        sid = int(self.shape_id[index])
+        sid = self._sidb[index]
         shape = self.shapes[sid]
         items = self._shape_items[sid]
-        if st & DATA and items:
-            o = int(self.offsets[index])
-            out = self.data[o : o + items].reshape(shape).copy()
+        if st & _D and items:
+            if sid == self._fast_sid and self._fast_shape is not None:
+                out = self._rows()[index, ...].copy()
+            else:
+                o = self._offb[index]
+                out = self.data[o : o + items].reshape(shape).copy()
         else:
             out = np.zeros(shape, dtype=self.dtype)
-        if self.clear_after_read:
-            self.state[index] = (st | READ | CLEARED) & ~DATA
-        else:
-            self.state[index] = st | READ
+        self._st[index] = (st | _R | _C) & ~_D if self.clear_after_read else st | _R
         return out
 
     # ------------------------------------------------------------------ many reads
@@ -440,7 +490,8 @@ class Storage:
                 f"TensorArray was passed element_shape {partial_str(attr_shape)} which does not match the Tensor "
                 f"at index 0: {shape_str(shape0)}"
             )
-        k = _first(sids != sids[0])
+        # TF returns early for an empty result, before comparing the other elements' shapes
+        k = _first(sids != sids[0]) if self._shape_items[sids[0]] else idx.size
         if k < idx.size:
             raise InvalidArgumentError(
                 f"TensorArray has inconsistent shapes.  Index 0 has shape: {shape_str(shape0)} but index {k} has "

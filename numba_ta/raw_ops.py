@@ -28,8 +28,6 @@ array([[4., 5.],
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from . import _registry
@@ -55,23 +53,18 @@ __all__ = [
 _INT32_MAX = np.iinfo(np.int32).max
 
 
-def _op(fn):
-    """Tag every :class:`OpError` leaving ``fn`` with the op's name."""
-    name = fn.__name__
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except OpError as e:
-            if e.op is None:
-                e.op = name
-            raise
-
-    return wrapper
+def _tag(e, op):
+    """Name the op on an error leaving it (TF's ``[Op:...]`` suffix)."""
+    if e.op is None:
+        e.op = op
 
 
 def _flow(flow_in):
+    t = type(flow_in)
+    if t is np.float32:
+        return flow_in
+    if t is float or t is int:
+        return np.float32(flow_in)
     if hasattr(flow_in, "numpy") and not isinstance(flow_in, np.ndarray):
         flow_in = flow_in.numpy()
     a = np.asarray(flow_in)
@@ -81,13 +74,14 @@ def _flow(flow_in):
 
 
 def _scalar_index(index, argname="index"):
+    if type(index) is int and -2147483648 <= index <= 2147483647:
+        return index
     i = to_index(index, argname)
     if i is None:
         raise InvalidArgumentError(f"TensorArray index must be scalar, but had shape: {shape_str(np.shape(index))}")
     return i
 
 
-@_op
 def TensorArrayV3(  # noqa: N802 - TF's op name
     size,
     dtype,
@@ -154,26 +148,29 @@ def TensorArrayV3(  # noqa: N802 - TF's op name
     >>> h.name.startswith("ex_"), flow
     (True, np.float32(0.0))
     """
-    dt = as_dtype(dtype)
-    es = as_partial(element_shape, "element_shape")
-    if hasattr(size, "numpy") and not isinstance(size, np.ndarray):
-        size = size.numpy()
-    if np.ndim(size) != 0:
-        raise InvalidArgumentError(f"TensorArray size must be scalar, but had shape: {shape_str(np.shape(size))}")
-    n = to_index(size, "size")
-    if n < 0:
-        raise InvalidArgumentError("Size should be >= 0.")
-    if tensor_array_name is not None and not isinstance(tensor_array_name, str):
-        raise TypeError(f"tensor_array_name must be a str, got {tensor_array_name!r}")
-    uname = _registry.new_name(tensor_array_name or "TensorArrayV3")
     try:
-        storage = Storage(uname, dt, n, es, dynamic_size, clear_after_read, identical_element_shapes)
-    except MemoryError:
-        raise InvalidArgumentError(f"TensorArray {uname}: cannot allocate the metadata of {n} elements") from None
-    return _registry.register(storage), np.float32(0.0)
+        dt = as_dtype(dtype)
+        es = as_partial(element_shape, "element_shape")
+        if hasattr(size, "numpy") and not isinstance(size, np.ndarray):
+            size = size.numpy()
+        if np.ndim(size) != 0:
+            raise InvalidArgumentError(f"TensorArray size must be scalar, but had shape: {shape_str(np.shape(size))}")
+        n = to_index(size, "size")
+        if n < 0:
+            raise InvalidArgumentError("Size should be >= 0.")
+        if tensor_array_name is not None and not isinstance(tensor_array_name, str):
+            raise TypeError(f"tensor_array_name must be a str, got {tensor_array_name!r}")
+        uname = _registry.new_name(tensor_array_name or "TensorArrayV3")
+        try:
+            storage = Storage(uname, dt, n, es, dynamic_size, clear_after_read, identical_element_shapes)
+        except MemoryError:
+            raise InvalidArgumentError(f"TensorArray {uname}: cannot allocate the metadata of {n} elements") from None
+        return _registry.register(storage), np.float32(0.0)
+    except OpError as e:
+        _tag(e, "TensorArrayV3")
+        raise
 
 
-@_op
 def TensorArrayWriteV3(handle, index, value, flow_in, name=None):  # noqa: N802
     """Write one element (``tf.raw_ops.TensorArrayWriteV3``).
 
@@ -216,17 +213,20 @@ def TensorArrayWriteV3(handle, index, value, flow_in, name=None):  # noqa: N802
     >>> TensorArrayWriteV3(handle=h, index=0, value=[1.0, 2.0], flow_in=f)
     np.float32(0.0)
     """
-    flow = _flow(flow_in)
-    i = _scalar_index(index)
-    st = _registry.storage_of(handle, "TensorArrayWriteV3")
-    v = to_array(value, "value")
-    with st.lock:
-        st.check_dtype_write(v.dtype)
-        st.write(i, v)
-    return flow
+    try:
+        flow = _flow(flow_in)
+        i = _scalar_index(index)
+        st = _registry.storage_of(handle, "TensorArrayWriteV3")
+        v = to_array(value, "value")
+        with st.lock:
+            st.check_dtype_write(v.dtype)
+            st.write(i, v)
+        return flow
+    except OpError as e:
+        _tag(e, "TensorArrayWriteV3")
+        raise
 
 
-@_op
 def TensorArrayReadV3(handle, index, flow_in, dtype, name=None):  # noqa: N802
     """Read one element (``tf.raw_ops.TensorArrayReadV3``).
 
@@ -268,16 +268,19 @@ def TensorArrayReadV3(handle, index, flow_in, dtype, name=None):  # noqa: N802
     >>> TensorArrayReadV3(handle=h, index=1, flow_in=f, dtype=np.int32)
     array([0, 0], dtype=int32)
     """
-    _flow(flow_in)
-    i = _scalar_index(index)
-    st = _registry.storage_of(handle, "TensorArrayReadV3")
-    dt = as_dtype(dtype)
-    with st.lock:
-        st.check_dtype_read(dt)
-        return st.read(i)
+    try:
+        _flow(flow_in)
+        i = _scalar_index(index)
+        st = _registry.storage_of(handle, "TensorArrayReadV3")
+        dt = as_dtype(dtype)
+        with st.lock:
+            st.check_dtype_read(dt)
+            return st.read(i)
+    except OpError as e:
+        _tag(e, "TensorArrayReadV3")
+        raise
 
 
-@_op
 def TensorArrayGatherV3(handle, indices, flow_in, dtype, element_shape=None, name=None):  # noqa: N802
     """Read several elements into one array (``tf.raw_ops.TensorArrayGatherV3``).
 
@@ -327,17 +330,20 @@ def TensorArrayGatherV3(handle, indices, flow_in, dtype, element_shape=None, nam
     array([[7.],
            [0.]])
     """
-    _flow(flow_in)
-    st = _registry.storage_of(handle, "TensorArrayGatherV3")
-    dt = as_dtype(dtype)
-    attr = as_partial(element_shape, "element_shape")
-    idx = to_index_array(indices, "indices")
-    with st.lock:
-        st.check_dtype_read(dt)
-        return st.gather(idx, attr)
+    try:
+        _flow(flow_in)
+        st = _registry.storage_of(handle, "TensorArrayGatherV3")
+        dt = as_dtype(dtype)
+        attr = as_partial(element_shape, "element_shape")
+        idx = to_index_array(indices, "indices")
+        with st.lock:
+            st.check_dtype_read(dt)
+            return st.gather(idx, attr)
+    except OpError as e:
+        _tag(e, "TensorArrayGatherV3")
+        raise
 
 
-@_op
 def TensorArrayScatterV3(handle, indices, value, flow_in, name=None):  # noqa: N802
     """Write the rows of ``value`` to the given elements (``tf.raw_ops.TensorArrayScatterV3``).
 
@@ -380,23 +386,26 @@ def TensorArrayScatterV3(handle, indices, value, flow_in, name=None):  # noqa: N
     >>> TensorArrayReadV3(handle=h, index=0, flow_in=f, dtype=np.int64)
     array([2])
     """
-    flow = _flow(flow_in)
-    st = _registry.storage_of(handle, "TensorArrayScatterV3")
-    v = to_array(value, "value")
-    idx = to_index_array(indices, "indices")
-    with st.lock:
-        if v.ndim and v.shape[0] >= _INT32_MAX:
-            raise InvalidArgumentError("tensor dim0 too large to unpack")
-        st.check_dtype_write(v.dtype)
-        if v.ndim == 0:
-            raise InvalidArgumentError(
-                f"Input value for unpack must be at least a vector but received shape: {shape_str(v.shape)}"
-            )
-        st.scatter(idx, v)
-    return flow
+    try:
+        flow = _flow(flow_in)
+        st = _registry.storage_of(handle, "TensorArrayScatterV3")
+        v = to_array(value, "value")
+        idx = to_index_array(indices, "indices")
+        with st.lock:
+            if v.ndim and v.shape[0] >= _INT32_MAX:
+                raise InvalidArgumentError("tensor dim0 too large to unpack")
+            st.check_dtype_write(v.dtype)
+            if v.ndim == 0:
+                raise InvalidArgumentError(
+                    f"Input value for unpack must be at least a vector but received shape: {shape_str(v.shape)}"
+                )
+            st.scatter(idx, v)
+        return flow
+    except OpError as e:
+        _tag(e, "TensorArrayScatterV3")
+        raise
 
 
-@_op
 def TensorArrayConcatV3(handle, flow_in, dtype, element_shape_except0=None, name=None):  # noqa: N802
     """Concatenate all elements along axis 0 (``tf.raw_ops.TensorArrayConcatV3``).
 
@@ -443,16 +452,19 @@ def TensorArrayConcatV3(handle, flow_in, dtype, element_shape_except0=None, name
     >>> TensorArrayConcatV3(handle=h, flow_in=f, dtype=np.float32)
     (array([0., 1., 2.], dtype=float32), array([1, 2]))
     """
-    _flow(flow_in)
-    st = _registry.storage_of(handle, "TensorArrayConcatV3")
-    dt = as_dtype(dtype)
-    except0 = as_partial(element_shape_except0, "element_shape_except0")
-    with st.lock:
-        st.check_dtype_read(dt)
-        return st.concat(except0)
+    try:
+        _flow(flow_in)
+        st = _registry.storage_of(handle, "TensorArrayConcatV3")
+        dt = as_dtype(dtype)
+        except0 = as_partial(element_shape_except0, "element_shape_except0")
+        with st.lock:
+            st.check_dtype_read(dt)
+            return st.concat(except0)
+    except OpError as e:
+        _tag(e, "TensorArrayConcatV3")
+        raise
 
 
-@_op
 def TensorArraySplitV3(handle, value, lengths, flow_in, name=None):  # noqa: N802
     """Split ``value`` along axis 0 into the elements (``tf.raw_ops.TensorArraySplitV3``).
 
@@ -496,30 +508,33 @@ def TensorArraySplitV3(handle, value, lengths, flow_in, name=None):  # noqa: N80
     >>> TensorArrayReadV3(handle=h, index=0, flow_in=f, dtype=np.int32)
     array([1, 2], dtype=int32)
     """
-    flow = _flow(flow_in)
-    st = _registry.storage_of(handle, "TensorArraySplitV3")
-    v = to_array(value, "value")
-    lens = to_index_array(lengths, "lengths", dtype=np.int64)
-    with st.lock:
-        if lens.ndim != 1:
-            raise InvalidArgumentError(f"Expected lengths to be a vector, received shape: {shape_str(lens.shape)}")
-        if lens.size >= _INT32_MAX:
-            raise InvalidArgumentError("Expected lengths to have < max int32 entries")
-        if v.ndim == 0:
-            raise InvalidArgumentError(
-                f"Expected value to be at least a vector, but received shape: {shape_str(v.shape)}"
-            )
-        total = int(lens.sum())
-        if total != v.shape[0]:
-            raise InvalidArgumentError(
-                "Expected sum of lengths to be equal to values.shape[0], but sum of lengths is "
-                f"{total} and value's shape is: {shape_str(v.shape)}"
-            )
-        st.split(v, lens.astype(np.int64, copy=False), st.check_dtype_write)
-    return flow
+    try:
+        flow = _flow(flow_in)
+        st = _registry.storage_of(handle, "TensorArraySplitV3")
+        v = to_array(value, "value")
+        lens = to_index_array(lengths, "lengths", dtype=np.int64)
+        with st.lock:
+            if lens.ndim != 1:
+                raise InvalidArgumentError(f"Expected lengths to be a vector, received shape: {shape_str(lens.shape)}")
+            if lens.size >= _INT32_MAX:
+                raise InvalidArgumentError("Expected lengths to have < max int32 entries")
+            if v.ndim == 0:
+                raise InvalidArgumentError(
+                    f"Expected value to be at least a vector, but received shape: {shape_str(v.shape)}"
+                )
+            total = int(lens.sum())
+            if total != v.shape[0]:
+                raise InvalidArgumentError(
+                    "Expected sum of lengths to be equal to values.shape[0], but sum of lengths is "
+                    f"{total} and value's shape is: {shape_str(v.shape)}"
+                )
+            st.split(v, lens.astype(np.int64, copy=False), st.check_dtype_write)
+        return flow
+    except OpError as e:
+        _tag(e, "TensorArraySplitV3")
+        raise
 
 
-@_op
 def TensorArraySizeV3(handle, flow_in, name=None):  # noqa: N802
     """The number of elements (``tf.raw_ops.TensorArraySizeV3``).
 
@@ -555,13 +570,16 @@ def TensorArraySizeV3(handle, flow_in, name=None):  # noqa: N802
     >>> TensorArraySizeV3(handle=h, flow_in=f)
     np.int32(5)
     """
-    _flow(flow_in)
-    st = _registry.storage_of(handle, "TensorArraySizeV3")
-    with st.lock:
-        return np.int32(st.checked_size())
+    try:
+        _flow(flow_in)
+        st = _registry.storage_of(handle, "TensorArraySizeV3")
+        with st.lock:
+            return np.int32(st.checked_size())
+    except OpError as e:
+        _tag(e, "TensorArraySizeV3")
+        raise
 
 
-@_op
 def TensorArrayCloseV3(handle, name=None):  # noqa: N802
     """Close the array and free its storage (``tf.raw_ops.TensorArrayCloseV3``).
 
@@ -594,9 +612,13 @@ def TensorArrayCloseV3(handle, name=None):  # noqa: N802
     >>> TensorArrayCloseV3(handle=h)
     >>> TensorArrayCloseV3(handle=h)
     """
-    st = _registry.storage_of(handle, "TensorArrayCloseV3")
-    with st.lock:
-        st.close()
+    try:
+        st = _registry.storage_of(handle, "TensorArrayCloseV3")
+        with st.lock:
+            st.close()
+    except OpError as e:
+        _tag(e, "TensorArrayCloseV3")
+        raise
 
 
 def _grad(op, handle, flow_in, source, shape_to_prepend):
@@ -651,7 +673,6 @@ def _grad(op, handle, flow_in, source, shape_to_prepend):
     return handle_out, np.float32(0.0)
 
 
-@_op
 def TensorArrayGradV3(handle, flow_in, source, name=None):  # noqa: N802
     """Create or look up the gradient array of a TensorArray (``tf.raw_ops.TensorArrayGradV3``).
 
@@ -703,10 +724,13 @@ def TensorArrayGradV3(handle, flow_in, source, name=None):  # noqa: N802
     >>> TensorArrayReadV3(handle=g, index=0, flow_in=gf, dtype=np.float32)
     array([2., 2., 2.], dtype=float32)
     """
-    return _grad("TensorArrayGradV3", handle, flow_in, source, None)
+    try:
+        return _grad("TensorArrayGradV3", handle, flow_in, source, None)
+    except OpError as e:
+        _tag(e, "TensorArrayGradV3")
+        raise
 
 
-@_op
 def TensorArrayGradWithShape(handle, flow_in, shape_to_prepend, source, name=None):  # noqa: N802
     """Gradient array whose elements have extra leading dimensions (``tf.raw_ops.TensorArrayGradWithShape``).
 
@@ -755,4 +779,8 @@ def TensorArrayGradWithShape(handle, flow_in, shape_to_prepend, source, name=Non
     >>> TensorArrayReadV3(handle=g, index=0, flow_in=gf, dtype=np.float32).shape
     (3, 2)
     """
-    return _grad("TensorArrayGradWithShape", handle, flow_in, source, shape_to_prepend)
+    try:
+        return _grad("TensorArrayGradWithShape", handle, flow_in, source, shape_to_prepend)
+    except OpError as e:
+        _tag(e, "TensorArrayGradWithShape")
+        raise

@@ -179,6 +179,8 @@ class TensorArray:
     def _merged_shape(self, shape):
         """TF's ``_check_element_shape``: the element shape after seeing ``shape`` (not yet stored)."""
         es = self._element_shape[0]
+        if es._dims == shape:
+            return es
         if not es.is_compatible_with(shape):
             raise ValueError(f"Inconsistent shapes: saw {TensorShape(shape)} but expected {es} ")
         return es.merge_with(shape) if self._infer_shape else es

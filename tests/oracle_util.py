@@ -34,7 +34,10 @@ import re
 from typing import Any
 
 import numpy as np
-import tensorflow as tf
+import pytest
+
+# pytest --doctest-modules imports this file too: skip it, like the tests, without TF
+tf = pytest.importorskip("tensorflow")
 
 OPS = {
     "V3": "TensorArrayV3",
@@ -51,6 +54,7 @@ OPS = {
 }
 FULL_NAMES = set(OPS.values())
 CREATING = {"TensorArrayV3", "TensorArrayGradV3", "TensorArrayGradWithShape"}
+VALUE_OPS = {"TensorArrayReadV3", "TensorArrayGatherV3", "TensorArrayConcatV3"}
 SYMBOLIC_KEYS = ("handle", "flow_in")
 DTYPE_KEYS = ("dtype",)
 
@@ -82,6 +86,8 @@ class Step:
 
 def _short(v):
     if isinstance(v, np.ndarray):
+        if v.size == 0 and v.ndim != 1:
+            return f"np.zeros({v.shape!r}, {v.dtype.name!r})"
         return f"np.array({v.tolist()!r}, {v.dtype.name!r})"
     if isinstance(v, str):
         return repr(v)
@@ -131,13 +137,18 @@ def normalise_names(msg, names):
     return msg
 
 
-_COUNTER = re.compile(r"_\d+(?=@|$)")
+def counter_free(name, fwd_name=None):
+    """``TensorArrayV3_17`` -> ``TensorArrayV3_#``; ``foo_2@gradients`` -> ``foo_#@gradients``.
 
-
-def counter_free(name):
-    """``TensorArrayV3_17`` -> ``TensorArrayV3_#``; ``foo_2@gradients`` -> ``foo_#@gradients``."""
-    fwd, at, src = name.partition("@")
-    return _COUNTER.sub("_#", fwd) + at + src
+    For a gradient array pass the forward array's unique name: the gradient name must be
+    ``<fwd_name>@<source>`` and only the forward part's counter is normalised (names and
+    sources may themselves contain ``@`` or ``_<digits>``).
+    """
+    if fwd_name is not None:
+        if not name.startswith(fwd_name + "@"):
+            return f"<gradient name {name!r} does not start with {fwd_name + '@'!r}>"
+        return counter_free(fwd_name) + name[len(fwd_name) :]
+    return re.sub(r"_\d+$", "_#", name)
 
 
 @dataclasses.dataclass
@@ -181,25 +192,24 @@ class _Backend:
             return
         if isinstance(step.out, str):
             self.env[step.out] = raw[0] if step.op in CREATING else raw
-            if step.op in CREATING and "@" not in self.handle_name(raw[0]):
+            if step.op == "TensorArrayV3":
                 self.handle_names.setdefault(self.handle_name(raw[0]), step.out)
             return
         if len(step.out) != len(raw):
             raise DriverError(f"out={step.out!r} but {step.op} has {len(raw)} outputs")
-        for sym, obj in zip(step.out, raw):
+        for sym, obj in zip(step.out, raw, strict=True):
             if sym is not None:
                 self.env[sym] = obj
-        if step.op in CREATING and step.out[0] is not None:
-            name = self.handle_name(raw[0])
-            # a gradient handle's name is "<fwd>@<src>": the forward symbol already covers it
-            if "@" not in name:
-                self.handle_names.setdefault(name, step.out[0])
+        # a gradient handle's name is "<fwd>@<src>": the forward symbol already covers it
+        if step.op == "TensorArrayV3" and step.out[0] is not None:
+            self.handle_names.setdefault(self.handle_name(raw[0]), step.out[0])
 
-    def normalise(self, op, raw):
+    def normalise(self, op, raw, kw):
         """Result -> tuple of comparable things."""
         if op in CREATING:
             h, f = raw
-            return (("name", counter_free(self.handle_name(h))), _np(f))
+            fwd = self.handle_name(kw["handle"]) if op != "TensorArrayV3" else None
+            return (("name", counter_free(self.handle_name(h), fwd)), _np(f))
         if op == "TensorArrayConcatV3":
             v, lengths = raw
             return (_np(v), _np(lengths))
@@ -268,7 +278,7 @@ class TFBackend(_Backend):
         except (TypeError, ValueError) as e:
             return Outcome(False, cls=type(e).__name__, message=str(e), py_error=True, exc=e)
         self._track(step, kw, raw)
-        return Outcome(True, value=self.normalise(step.op, raw), raw=raw)
+        return Outcome(True, value=self.normalise(step.op, raw, kw), raw=raw)
 
     def _track(self, step, kw, raw):
         if step.op == "TensorArraySplitV3":
@@ -277,6 +287,27 @@ class TFBackend(_Backend):
             fwd = self.handle_name(kw["handle"])
             key = (fwd, kw["source"])
             self.grad_marked.setdefault(key, fwd in self.split_done)
+
+
+def scribble(x):
+    """Overwrite a writeable ndarray in place (aliasing detector)."""
+    if isinstance(x, np.ndarray) and x.flags.writeable and x.size:
+        if x.dtype == bool:
+            np.logical_not(x, out=x)
+        else:
+            x[...] = 77
+
+
+def _odd_copy(v, k):
+    """A copy of ``v`` that is, by turns, C-contiguous, strided along the last axis, or Fortran-ordered."""
+    if v.ndim == 0 or v.size == 0 or k % 3 == 0:
+        return v.copy()
+    if k % 3 == 1:
+        big = np.empty(v.shape[:-1] + (2 * v.shape[-1],), v.dtype)
+        out = big[..., ::2]
+        out[...] = v
+        return out
+    return np.asfortranarray(v).copy(order="F")
 
 
 class NumbaBackend(_Backend):
@@ -289,6 +320,7 @@ class NumbaBackend(_Backend):
 
         self.raw_ops = numba_ta.raw_ops
         self.errors = numba_ta.errors
+        self.calls = 0
 
     @staticmethod
     def convert_dtype(v):
@@ -300,6 +332,11 @@ class NumbaBackend(_Backend):
 
     def call(self, step):
         kw = self.resolve(step)
+        # numba_ta gets its own copy of every ndarray input, scribbled over after the call:
+        # a later read that sees the scribble means numba_ta kept a reference to the input
+        self.calls += 1
+        mine = {k: _odd_copy(v, self.calls) for k, v in kw.items() if isinstance(v, np.ndarray)}
+        kw.update(mine)
         fn = getattr(self.raw_ops, step.op)
         try:
             raw = fn(**kw)
@@ -308,7 +345,10 @@ class NumbaBackend(_Backend):
         except (TypeError, ValueError) as e:
             # InvalidArgumentError is a ValueError too, but it is caught above
             return Outcome(False, cls=type(e).__name__, message=str(e), py_error=True, exc=e)
-        return Outcome(True, value=self.normalise(step.op, raw), raw=raw)
+        finally:
+            for v in mine.values():
+                scribble(v)
+        return Outcome(True, value=self.normalise(step.op, raw, kw), raw=raw)
 
 
 # ----------------------------------------------------------------------------------------
@@ -352,10 +392,7 @@ class Runner:
 
     # -- messages ----------------------------------------------------------------------
     def _where(self, extra=""):
-        return (
-            f"program so far:\n{format_program(self.history)}\n"
-            f"(the last step is the one that differs){extra}"
-        )
+        return f"program so far:\n{format_program(self.history)}\n(the last step is the one that differs){extra}"
 
     # -- main entry --------------------------------------------------------------------
     def step(self, step):
@@ -385,13 +422,16 @@ class Runner:
                     f"{n.cls}: {n.message!r}\n{self._where()}"
                 )
             assert len(t.value) == len(n.value), f"step {i}: result arity differs\n{self._where()}"
-            for k, (a, b) in enumerate(zip(t.value, n.value)):
+            for k, (a, b) in enumerate(zip(t.value, n.value, strict=True)):
                 try:
                     assert_same_value(a, b, f"step {i} {step.op} output {k}")
                 except AssertionError as e:
                     raise AssertionError(f"{e}\n{self._where()}") from None
             self.tf.bind(step, t.raw)
             self.nb.bind(step, n.raw)
+            if isinstance(self.nb, NumbaBackend) and step.op in VALUE_OPS:
+                for x in n.raw if isinstance(n.raw, tuple) else (n.raw,):
+                    scribble(x)  # the caller owns results: numba_ta must not see this
             if step.op in CREATING and step.out is not None:
                 sym = step.out if isinstance(step.out, str) else step.out[0]
                 if sym is not None and sym not in self.handles:
@@ -430,7 +470,9 @@ class Runner:
         if t.py_error:
             # TF's Python layer refused the arguments: compare loosely
             ok = isinstance(n.exc, (TypeError, ValueError))
-            assert ok, f"step {i}: TF raised {t.cls}: {t.message!r}; numba_ta raised {n.cls}: {n.message!r}\n{self._where()}"
+            assert ok, (
+                f"step {i}: TF raised {t.cls}: {t.message!r}; numba_ta raised {n.cls}: {n.message!r}\n{self._where()}"
+            )
             return
         assert n.cls == t.cls and not n.py_error, (
             f"step {i}: error class {n.cls} (numba_ta) != {t.cls} (tensorflow)\n"
@@ -438,9 +480,7 @@ class Runner:
         )
         tm = normalise_names(t.message, self.tf.handle_names)
         nm = normalise_names(n.message, self.nb.handle_names)
-        assert nm == tm, (
-            f"step {i}: error message differs\n  tensorflow: {tm!r}\n  numba_ta:   {nm!r}\n{self._where()}"
-        )
+        assert nm == tm, f"step {i}: error message differs\n  tensorflow: {tm!r}\n  numba_ta:   {nm!r}\n{self._where()}"
 
     def _replay(self):
         """Rebuild the TF side from the successful steps only (numba_ta is atomic)."""
