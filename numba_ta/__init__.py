@@ -12,12 +12,16 @@ errors
     TF-named error classes.
 TensorShape
     A partial shape, as ``tf.TensorShape``.
+num_threads, get_parallel_threshold, set_parallel_threshold
+    Threads of the parallel kernels, and from how many items they are used.
 """
 
 from importlib.metadata import PackageNotFoundError, version
 
 from . import errors, gradients, raw_ops
+from ._config import get_parallel_threshold, set_parallel_threshold
 from ._shapes import TensorShape
+from ._threads import num_threads
 from .tensor_array import TensorArray
 
 try:
@@ -25,4 +29,14 @@ try:
 except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0+unknown"
 
-__all__ = ["TensorArray", "TensorShape", "errors", "gradients", "raw_ops", "__version__"]
+__all__ = [
+    "TensorArray",
+    "TensorShape",
+    "errors",
+    "get_parallel_threshold",
+    "gradients",
+    "num_threads",
+    "raw_ops",
+    "set_parallel_threshold",
+    "__version__",
+]

@@ -35,3 +35,69 @@ def _reset():
     """Restore the settings read from the environment."""
     global PARALLEL_MIN_ELEMENTS
     PARALLEL_MIN_ELEMENTS = _read_env()
+
+
+def get_parallel_threshold():
+    """Return the number of array items from which bulk ops use the parallel kernels.
+
+    Returns
+    -------
+    int
+        ``PARALLEL_MIN_ELEMENTS``: gathers, stacks, scatters, unstacks,
+        concats, splits and gradient accumulations that move at least this
+        many items run their ``prange`` kernel, smaller ones the serial kernel.
+
+    See Also
+    --------
+    set_parallel_threshold
+
+    Examples
+    --------
+    >>> import numba_ta
+    >>> numba_ta.get_parallel_threshold() >= 0
+    True
+    """
+    return PARALLEL_MIN_ELEMENTS
+
+
+def set_parallel_threshold(n_items):
+    """Set the number of array items from which bulk ops use the parallel kernels.
+
+    Parameters
+    ----------
+    n_items : int
+        Threshold in array items (not bytes), ``>= 0``; 0 makes every bulk op
+        parallel.  The default comes from the environment variable
+        ``NUMBA_TA_PARALLEL_MIN_ELEMENTS``, else 2**20.
+
+    Returns
+    -------
+    int
+        The previous threshold, so that it can be restored.
+
+    Raises
+    ------
+    TypeError
+        If ``n_items`` is not an integer.
+    ValueError
+        If ``n_items`` is negative.
+
+    Notes
+    -----
+    numba_ta's own setting; it does not mirror a TensorFlow option.  On a
+    2-core machine a parallel region costs tens of microseconds, which only
+    pays for copies of about a megabyte or more.
+
+    Examples
+    --------
+    >>> import numba_ta
+    >>> old = numba_ta.set_parallel_threshold(0)
+    >>> _ = numba_ta.set_parallel_threshold(old)
+    """
+    global PARALLEL_MIN_ELEMENTS
+    if isinstance(n_items, bool) or not isinstance(n_items, int):
+        raise TypeError(f"n_items must be an int, got {n_items!r}")
+    if n_items < 0:
+        raise ValueError(f"n_items must be >= 0, got {n_items}")
+    old, PARALLEL_MIN_ELEMENTS = PARALLEL_MIN_ELEMENTS, n_items
+    return old
