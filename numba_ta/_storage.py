@@ -469,8 +469,12 @@ class Storage:
                 kern(_copy_view(self.data), src, width, _copy_view(out.reshape(-1)))
         return out
 
-    def gather(self, idx, attr_shape):
-        """``TensorArrayGatherV3`` after lookup and K8; ``idx`` is an integer ndarray."""
+    def gather(self, idx, attr_shape, view=False):
+        """``TensorArrayGatherV3`` after lookup and K8; ``idx`` is an integer ndarray.
+
+        With ``view``, return a read-only view of the storage instead of a copy
+        when ``idx`` is ``0..n-1`` on the dense layout (see :meth:`_stack_view`).
+        """
         es = merge(self.element_shape, attr_shape)
         if idx.ndim != 1:
             raise InvalidArgumentError(f"Expected indices to be a vector, but received shape: {shape_str(idx.shape)}")
@@ -499,7 +503,31 @@ class Storage:
             )
         self.element_shape = es
         src = self._commit_reads(idx, st, sids, unwritten)
+        if view:
+            out = self._stack_view(idx, src, shape0)
+            if out is not None:
+                return out
         return self._gather_out(src, shape0, idx.size)
+
+    def _stack_view(self, idx, src, shape):
+        """Elements ``0..n-1`` as a read-only view of the dense buffer, or None.
+
+        Safe because every element in it has just been read: TF's rules forbid
+        any later write to a read element (T5), dense elements never move, and
+        growth or close replace the buffer rather than change it.  Soft-zero
+        elements get their zeros written into their own (otherwise unused) rows.
+        """
+        n, w = idx.size, self.width
+        if self.layout != _DENSE or self.data is None or not w or int(np.prod(shape, dtype=np.int64)) != w:
+            return None
+        if idx[0] != 0 or idx[-1] != n - 1 or not np.array_equal(idx, np.arange(n)):
+            return None
+        zero = src < 0
+        if zero.any():
+            self.data[: self.cap * w].reshape(self.cap, w)[idx[zero]] = 0
+        out = self.data[: n * w].reshape((n,) + tuple(shape))
+        out.flags.writeable = False
+        return out
 
     def concat(self, except0):
         """``TensorArrayConcatV3`` after lookup and K8; returns ``(value, lengths)``."""

@@ -330,6 +330,11 @@ def TensorArrayGatherV3(handle, indices, flow_in, dtype, element_shape=None, nam
     array([[7.],
            [0.]])
     """
+    return _gather(handle, indices, flow_in, dtype, element_shape, False)
+
+
+def _gather(handle, indices, flow_in, dtype, element_shape, view):
+    """GatherV3; with ``view`` a zero-copy read-only result where the storage allows it."""
     try:
         _flow(flow_in)
         st = _registry.storage_of(handle, "TensorArrayGatherV3")
@@ -338,7 +343,7 @@ def TensorArrayGatherV3(handle, indices, flow_in, dtype, element_shape=None, nam
         idx = to_index_array(indices, "indices")
         with st.lock:
             st.check_dtype_read(dt)
-            return st.gather(idx, attr)
+            return st.gather(idx, attr, view)
     except OpError as e:
         _tag(e, "TensorArrayGatherV3")
         raise

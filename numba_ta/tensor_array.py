@@ -319,17 +319,24 @@ class TensorArray:
         self._commit_shape(merged)
         return self._with_flow(flow)
 
-    def stack(self, name=None):
+    def stack(self, name=None, *, copy=True):
         """All elements stacked along a new first axis (``tf.TensorArray.stack``).
 
         Parameters
         ----------
         name : str, optional
             Ignored.
+        copy : bool, optional
+            numba_ta extension.  True (default, as TF): return a new array.
+            False: return a read-only view of the array's storage when its
+            elements lie in order in one dense buffer (zero copy), else a copy.
 
         Returns
         -------
         (size, *element_shape) ndarray
+            With ``copy=False`` possibly a read-only view; it stays valid and
+            unchanged after ``close`` or growth, because TF's rules forbid
+            writing an element once it has been read.
 
         Raises
         ------
@@ -338,14 +345,22 @@ class TensorArray:
         UnimplementedError
             For an empty array whose element shape is not fully defined.
 
+        Notes
+        -----
+        ``stack`` is ``gather(range(size()))``, so it reads (and with
+        ``clear_after_read`` clears) every element, as in TF.
+
         Examples
         --------
         >>> import numpy as np
         >>> TensorArray(np.float32, size=2, element_shape=[1]).write(1, [5.0]).stack()
         array([[0.],
                [5.]], dtype=float32)
+        >>> v = TensorArray(np.float32, size=2).unstack(np.ones((2, 3), np.float32)).stack(copy=False)
+        >>> v.flags.writeable
+        False
         """
-        return self.gather(np.arange(int(self.size()), dtype=np.int32))
+        return self._gather(np.arange(int(self.size()), dtype=np.int32), view=not copy)
 
     def gather(self, indices, name=None):
         """Read the given elements into one array (``tf.TensorArray.gather``; op ``TensorArrayGatherV3``).
@@ -374,14 +389,11 @@ class TensorArray:
         array([[3],
                [1]])
         """
+        return self._gather(indices, view=False)
+
+    def _gather(self, indices, view):
         es = self._element_shape[0]
-        return raw_ops.TensorArrayGatherV3(
-            handle=self._handle,
-            indices=indices,
-            flow_in=self._flow,
-            dtype=self._dtype,
-            element_shape=es if es.rank is not None else None,
-        )
+        return raw_ops._gather(self._handle, indices, self._flow, self._dtype, es if es.rank is not None else None, view)
 
     def concat(self, name=None):
         """All elements concatenated along axis 0 (``tf.TensorArray.concat``; op ``TensorArrayConcatV3``).

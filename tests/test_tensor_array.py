@@ -218,3 +218,26 @@ def test_close_frees_storage_and_grad_survives():
 def test_repr_mentions_name():
     ta = TensorArray(np.float32, size=1, tensor_array_name="rep")
     assert "rep_" in repr(ta) and "float32" in repr(ta)
+
+
+@pytest.mark.parametrize("clear_after_read", [True, False])
+def test_stack_view_is_zero_copy_read_only_and_stable(clear_after_read):
+    rows = np.arange(12, dtype=np.float32).reshape(4, 3)
+    ta = TensorArray(np.float32, size=4, clear_after_read=clear_after_read).unstack(rows[:3])
+    v = ta.stack(copy=False)
+    assert not v.flags.writeable and not v.flags.owndata
+    np.testing.assert_array_equal(v, [[0, 1, 2], [3, 4, 5], [6, 7, 8], [0, 0, 0]])
+    with pytest.raises(errors.InvalidArgumentError, match="already been read"):
+        ta.write(3, [9.0, 9.0, 9.0])
+    ta.close()
+    np.testing.assert_array_equal(v[:3], rows[:3])
+
+
+def test_stack_view_falls_back_to_copy_when_ragged():
+    ta = TensorArray(np.float32, size=2, infer_shape=False, clear_after_read=False)
+    ta = ta.write(0, np.ones((1, 2), np.float32)).write(1, np.ones((2, 2), np.float32))
+    with pytest.raises(errors.InvalidArgumentError, match="inconsistent shapes"):
+        ta.stack(copy=False)
+    g = TensorArray(np.float64, size=3, element_shape=[2]).grad("g").write(1, [1.0, 2.0])
+    out = g.stack(copy=False)
+    np.testing.assert_array_equal(out, [[0, 0], [1, 2], [0, 0]])
