@@ -14,7 +14,8 @@ numba_ta's deliberate divergences from TF are built in:
   Gather ``element_shape`` narrowing, first-write shape inference, the
   dynamic-size lock of a failing Grad op);
 * Concat on a gradient array whose forward array was never split, and a
-  negative split length, raise :class:`InvalidArgumentError` (TF crashes).
+  negative split length, raise :class:`InvalidArgumentError` (TF crashes); these
+  errors carry ``divergence = True`` because numba_ta may word them freely.
 
 Element states (spec 1.2), as reported by :meth:`Reference.state`:
 ``U`` unwritten, ``W`` written, ``Z`` soft zero (written, no value), ``A``
@@ -86,6 +87,13 @@ def _as_partial(shape):
     return tuple(None if d is None else int(d) for d in shape)
 
 
+def _divergence(message):
+    """An InvalidArgumentError for a case where TF crashes; numba_ta may word it freely."""
+    err = InvalidArgumentError(message)
+    err.divergence = True
+    return err
+
+
 def _fully_defined(p):
     return p is not None and all(d is not None for d in p)
 
@@ -96,7 +104,7 @@ def _compatible(p, shape):
         return True
     if len(p) != len(shape):
         return False
-    return all(a is None or b is None or a == b for a, b in zip(p, shape))
+    return all(a is None or b is None or a == b for a, b in zip(p, shape, strict=True))
 
 
 def _merge(current, candidate):
@@ -110,7 +118,7 @@ def _merge(current, candidate):
             f"PartialTensorShape: Incompatible ranks during merge: {len(current)} vs. {len(candidate)}"
         )
     out = []
-    for a, b in zip(current, candidate):
+    for a, b in zip(current, candidate, strict=True):
         if a is not None and b is not None and a != b:
             raise InvalidArgumentError(
                 "PartialTensorShape: Incompatible shapes during merge: "
@@ -195,6 +203,13 @@ class _Elem:
         self.cleared = False
         self.local_copy = False
 
+    def clone(self):
+        e = _Elem()
+        e.tensor = None if self.tensor is None else self.tensor.copy()
+        e.shape = self.shape
+        e.written, e.read, e.cleared, e.local_copy = self.written, self.read, self.cleared, self.local_copy
+        return e
+
     def letter(self):
         if not self.written:
             return "U"
@@ -212,8 +227,20 @@ class _Elem:
 class _TA:
     """One TensorArray resource (spec 1.1)."""
 
-    def __init__(self, name, key, dtype, size, element_shape, dynamic_size, multiple_writes_aggregate,
-                 clear_after_read, is_grad, marked_size, identical_element_shapes):
+    def __init__(
+        self,
+        name,
+        key,
+        dtype,
+        size,
+        element_shape,
+        dynamic_size,
+        multiple_writes_aggregate,
+        clear_after_read,
+        is_grad,
+        marked_size,
+        identical_element_shapes,
+    ):
         self.name = name
         self.key = key
         self.dtype = dtype
@@ -227,6 +254,12 @@ class _TA:
         self.element_shape = element_shape
         self.identical_element_shapes = identical_element_shapes
         self.tensors = [_Elem() for _ in range(size)]
+
+    def clone(self):
+        """A deep copy (element values copied) for the atomic-op snapshots."""
+        other = copy.copy(self)
+        other.tensors = [e.clone() for e in self.tensors]
+        return other
 
     # -- derived sizes (H 277-308)
     def _check_open(self):
@@ -263,8 +296,7 @@ class _TA:
         n = len(self.tensors)
         if index < 0 or (not self.dynamic_size and index >= n):  # T2
             raise InvalidArgumentError(
-                f"TensorArray {self.name}: Tried to write to index {index} but array is not resizeable "
-                f"and size is: {n}"
+                f"TensorArray {self.name}: Tried to write to index {index} but array is not resizeable and size is: {n}"
             )
         if self.dynamic_size and index >= n:
             self.tensors.extend(_Elem() for _ in range(index + 1 - n))
@@ -303,13 +335,11 @@ class _TA:
                 t.tensor = value.copy()
                 return
             if value.dtype == np.bool_ or value.dtype.kind not in "iufc":  # T8
-                raise InvalidArgumentError(
-                    f"tensor_array::AddToTensor type not supported: {dtype_name(value.dtype)}"
-                )
+                raise InvalidArgumentError(f"tensor_array::AddToTensor type not supported: {dtype_name(value.dtype)}")
             if t.local_copy:
                 t.tensor += value  # in place
             else:
-                t.tensor = t.tensor + value  # fresh buffer
+                t.tensor = np.asarray(t.tensor + value)  # fresh buffer
                 t.local_copy = True
             self.gradients_disallowed = True
             return
@@ -370,7 +400,7 @@ class _TA:
         return [self.read(int(i)) for i in indices]
 
     def write_or_aggregate_many(self, indices, values):
-        for i, v in zip(indices, values):
+        for i, v in zip(indices, values, strict=True):
             self.write_or_aggregate(int(i), v)
 
     def copy_shapes_from(self, rhs, prepend):
@@ -382,7 +412,7 @@ class _TA:
                 f"TensorArray sizes do not match during CopyShapesFrom: {self.name} has size "
                 f"{len(self.tensors)} but rhs {rhs.name} has size {len(rhs.tensors)}"
             )
-        for mine, theirs in zip(self.tensors, rhs.tensors):
+        for mine, theirs in zip(self.tensors, rhs.tensors, strict=True):
             if theirs.written:
                 mine.shape = tuple(prepend) + tuple(theirs.shape)
                 mine.written = True
@@ -392,15 +422,29 @@ class _TA:
 
 
 def _atomic(fn):
-    """Run an op on a snapshot basis: if it raises, restore the whole model state."""
+    """Make an op atomic: if it raises, put the model back exactly as it was.
+
+    An op mutates only the array named by its ``handle`` argument (a Grad op: that
+    forward array, plus possibly a new registry entry), so a deep copy of that array
+    and a shallow copy of the registry are a complete snapshot.
+    """
 
     @functools.wraps(fn)
     def wrapper(self, *args, **kwargs):
-        saved = copy.deepcopy((self._arrays, self._counter))
+        if not self.atomic:
+            return fn(self, *args, **kwargs)
+        handle = kwargs.get("handle", args[0] if args else None)
+        key = handle.resource_name if isinstance(handle, RefHandle) else None
+        saved_arrays = dict(self._arrays)
+        saved_ta = self._arrays[key].clone() if key in self._arrays else None
+        saved_counter = self._counter
         try:
             return fn(self, *args, **kwargs)
         except BaseException:
-            self._arrays, self._counter = saved
+            self._arrays = saved_arrays
+            if saved_ta is not None:
+                self._arrays[key] = saved_ta
+            self._counter = saved_counter
             raise
 
     return wrapper
@@ -410,9 +454,19 @@ class Reference:
     """A resource manager plus the eleven V3 ops, keyword-compatible with ``numba_ta.raw_ops``.
 
     Each instance has its own arrays and its own unique-name counter.
+
+    Parameters
+    ----------
+    atomic : bool, default True
+        numba_ta's semantics: a failing op changes nothing.  ``atomic=False`` keeps
+        TF's partial effects of failing ops instead (growth by a failed dynamic write,
+        partial scatters/gathers/concats, Gather's element-shape narrowing, first-write
+        shape inference, the dynamic-size lock of a failing Grad op); it exists to check
+        this model against TensorFlow itself.
     """
 
-    def __init__(self):
+    def __init__(self, atomic=True):
+        self.atomic = atomic
         self._arrays = {}  # resource name -> _TA
         self._counter = 0
 
@@ -473,14 +527,21 @@ class Reference:
 
     # -- 2.1
     @_atomic
-    def TensorArrayV3(self, size, dtype, element_shape=None, dynamic_size=False, clear_after_read=True,
-                      identical_element_shapes=False, tensor_array_name="", name=None):
+    def TensorArrayV3(
+        self,
+        size,
+        dtype,
+        element_shape=None,
+        dynamic_size=False,
+        clear_after_read=True,
+        identical_element_shapes=False,
+        tensor_array_name="",
+        name=None,
+    ):
         dtype = _as_dtype(dtype)
         size_arr = _as_int_tensor(size, np.int32)
         if size_arr.ndim != 0:
-            raise InvalidArgumentError(
-                f"TensorArray size must be scalar, but had shape: {shape_str(size_arr.shape)}"
-            )
+            raise InvalidArgumentError(f"TensorArray size must be scalar, but had shape: {shape_str(size_arr.shape)}")
         n = int(size_arr)
         if n < 0:
             raise InvalidArgumentError("Size should be >= 0.")
@@ -488,9 +549,17 @@ class Reference:
         self._counter += 1
         handle = RefHandle(uname, _FWD_CONTAINER)
         self._arrays[handle.resource_name] = _TA(
-            uname, handle.resource_name, dtype, n, _as_partial(element_shape), bool(dynamic_size),
-            multiple_writes_aggregate=False, clear_after_read=bool(clear_after_read), is_grad=False,
-            marked_size=-1, identical_element_shapes=bool(identical_element_shapes),
+            uname,
+            handle.resource_name,
+            dtype,
+            n,
+            _as_partial(element_shape),
+            bool(dynamic_size),
+            multiple_writes_aggregate=False,
+            clear_after_read=bool(clear_after_read),
+            is_grad=False,
+            marked_size=-1,
+            identical_element_shapes=bool(identical_element_shapes),
         )
         return handle, np.float32(0.0)
 
@@ -522,9 +591,7 @@ class Reference:
         ta.set_elem_shape(attr)
         idx = _as_int_tensor(indices, np.int32)
         if idx.ndim != 1:  # G2
-            raise InvalidArgumentError(
-                f"Expected indices to be a vector, but received shape: {shape_str(idx.shape)}"
-            )
+            raise InvalidArgumentError(f"Expected indices to be a vector, but received shape: {shape_str(idx.shape)}")
         if idx.size == 0:
             if not _fully_defined(attr):  # G3
                 raise UnimplementedError(
@@ -540,6 +607,11 @@ class Reference:
                 f"TensorArray was passed element_shape {partial_str(attr)} which does not match the Tensor "
                 f"at index 0: {shape_str(shape0)}"
             )
+        if values[0].size == 0:
+            # TF returns the (empty) output before comparing shapes, so no G5 here
+            # (tensor_array_ops.cc, TensorArrayPackOrGatherOp: "If output_tensor is empty,
+            # there is nothing to concatenate so return it."; spec 2.4 omits this).
+            return np.zeros((len(values),) + shape0, dtype=ta.dtype)
         for k in range(1, len(values)):
             if tuple(values[k].shape) != shape0:  # G5
                 raise InvalidArgumentError(
@@ -562,9 +634,7 @@ class Reference:
         size = ta.size()  # T1
         idx = _as_int_tensor(indices, np.int32)
         if idx.ndim != 1:  # G2
-            raise InvalidArgumentError(
-                f"Expected indices to be a vector, but received shape: {shape_str(idx.shape)}"
-            )
+            raise InvalidArgumentError(f"Expected indices to be a vector, but received shape: {shape_str(idx.shape)}")
         if idx.shape[0] != value.shape[0]:  # S3
             raise InvalidArgumentError(
                 f"Expected len(indices) == values.shape[0], but saw: {idx.shape[0]} vs. {value.shape[0]}"
@@ -574,7 +644,7 @@ class Reference:
             size = max_index + 1
         if max_index >= size:  # S4
             raise InvalidArgumentError(f"Max scatter index must be < array size ({max_index} vs. {size})")
-        ta.write_or_aggregate_many(idx, [value[k].copy() for k in range(value.shape[0])])
+        ta.write_or_aggregate_many(idx, [np.array(value[k]) for k in range(value.shape[0])])
         return flow
 
     # -- 2.6
@@ -584,9 +654,8 @@ class Reference:
         self._check_read_dtype(ta, dtype)
         n = ta.pack_or_concat_size()  # T1
         if n < 0:  # TF crashes here (grad array whose forward was never split)
-            raise InvalidArgumentError(
-                f"TensorArray {ta.name}: cannot concat a gradient TensorArray whose forward TensorArray "
-                "was never split"
+            raise _divergence(
+                f"TensorArray {ta.name}: cannot concat a gradient TensorArray whose forward TensorArray was never split"
             )
         attr = _as_partial(element_shape_except0)
         if n == 0:
@@ -603,8 +672,7 @@ class Reference:
         for i, v in enumerate(values):
             if v.ndim == 0:  # C2
                 raise InvalidArgumentError(
-                    f"Concat saw a scalar shape at index {i} but requires at least vectors.  Did you mean "
-                    "to call pack?"
+                    f"Concat saw a scalar shape at index {i} but requires at least vectors.  Did you mean to call pack?"
                 )
             lengths.append(v.shape[0])
             except0 = tuple(v.shape[1:])
@@ -645,9 +713,7 @@ class Reference:
             )
         size = ta.size()  # T1
         if (lens < 0).any():  # TF aborts here
-            raise InvalidArgumentError(
-                f"TensorArray {ta.name}: split lengths must be non-negative, got {lens.tolist()}"
-            )
+            raise _divergence(f"TensorArray {ta.name}: split lengths must be non-negative, got {lens.tolist()}")
         n = lens.shape[0]
         if ta.dynamic_size and size < n:
             size = n
@@ -658,7 +724,7 @@ class Reference:
             )
         self._check_write_dtype(ta, value)  # K7
         starts = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
-        pieces = [value[starts[i]:starts[i + 1]].copy() for i in range(n)]
+        pieces = [value[starts[i] : starts[i + 1]].copy() for i in range(n)]
         ta.set_marked_size(size)
         ta.write_or_aggregate_many(range(size), pieces)
         return flow
@@ -682,7 +748,7 @@ class Reference:
         rname = handle.resource_name
         if not rname.startswith(_FWD_CONTAINER):  # R2
             raise InvalidArgumentError(f"Wrong input container. {rname}")
-        fwd_name = rname[len(_FWD_CONTAINER):]
+        fwd_name = rname[len(_FWD_CONTAINER) :]
         grad_name = f"{fwd_name}@{source}"
         grad_handle = RefHandle(grad_name, _GRAD_CONTAINER)
         fwd = self._lookup(RefHandle(fwd_name, _FWD_CONTAINER))  # step 3
@@ -702,9 +768,7 @@ class Reference:
         if with_shape:
             p = _as_int_tensor(prepend_arg, np.int32)
             if p.ndim != 1:
-                raise InvalidArgumentError(
-                    f"shape must be a vector of {{int32,int64}}, got shape {shape_str(p.shape)}"
-                )
+                raise InvalidArgumentError(f"shape must be a vector of {{int32,int64}}, got shape {shape_str(p.shape)}")
             for d in p.tolist():
                 if d < 0:
                     raise InvalidArgumentError(f"Dimension {d} must be >= 0")
@@ -717,9 +781,19 @@ class Reference:
             elem = fwd.element_shape
         # step 9: LookupOrCreate
         if grad_handle.resource_name not in self._arrays:
-            g = _TA(grad_name, grad_handle.resource_name, fwd.dtype, size, elem, dynamic_size=False,
-                    multiple_writes_aggregate=True, clear_after_read=True, is_grad=True,
-                    marked_size=marked, identical_element_shapes=fwd.identical_element_shapes)
+            g = _TA(
+                grad_name,
+                grad_handle.resource_name,
+                fwd.dtype,
+                size,
+                elem,
+                dynamic_size=False,
+                multiple_writes_aggregate=True,
+                clear_after_read=True,
+                is_grad=True,
+                marked_size=marked,
+                identical_element_shapes=fwd.identical_element_shapes,
+            )
             g.copy_shapes_from(fwd, prepend)
             self._arrays[grad_handle.resource_name] = g
         return grad_handle, np.float32(0.0)
