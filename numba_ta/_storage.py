@@ -168,25 +168,48 @@ class Storage:
             raise InvalidArgumentError(f"TensorArray {self.name} has already been closed.")
 
     def _reserve(self, n):
-        """Make room for ``n`` elements in the metadata (and dense data)."""
+        """Make room for ``n`` elements in the metadata (and dense data); grows geometrically."""
         if n <= self.cap:
             return
         newcap = max(n, 2 * self.cap, 8)
-        meta = _meta_buffers(newcap)
-        for new, old in zip(meta[3:], (self.state, self.shape_id, self.offsets), strict=True):
-            new[: self.size] = old[: self.size]
-        self._st, self._sidb, self._offb, self.state, self.shape_id, self.offsets = meta
+        self._grow_meta(newcap)
         if self.layout == _DENSE:
-            new = np.empty(newcap * self.width, dtype=self.dtype)
-            new[: self.size * self.width] = self.data[: self.size * self.width]
-            self.data, self._fast_rows = new, None
+            self._grow_data(newcap * self.width)
         self.cap = newcap
 
+    def _grow_meta(self, newcap):
+        """Enlarge the metadata buffers in place (realloc, no copy when the allocator can) to ``newcap``."""
+        extra = newcap - self.cap
+        bufs = (self._st, self._sidb, self._offb)
+        self.state = self.shape_id = self.offsets = None  # release the views so the buffers may resize
+        try:
+            self._st.extend(bytes(extra))
+            self._sidb.extend(array("i", bytes(4 * extra)))
+            self._offb.extend(array("q", bytes(8 * extra)))
+        except BufferError:  # pragma: no cover - a view is still alive somewhere: copy instead
+            meta = _meta_buffers(newcap)
+            for new, old in zip(meta[:3], bufs, strict=True):
+                new[: len(old)] = old
+            self._st, self._sidb, self._offb = meta[:3]
+        self.state = np.frombuffer(self._st, dtype=np.uint8)
+        self.shape_id = np.frombuffer(self._sidb, dtype=np.int32)
+        self.offsets = np.frombuffer(self._offb, dtype=np.int64)
+
+    def _grow_data(self, items):
+        """Enlarge the data buffer to ``items`` keeping its contents (in place when nothing views it)."""
+        data, self.data, self._fast_rows = self.data, None, None
+        try:
+            data.resize(items, refcheck=True)  # realloc: large blocks move without a copy
+        except ValueError:  # a view of it is alive (stack(copy=False)): leave it intact, copy
+            new = np.empty(items, dtype=self.dtype)
+            new[: data.size] = data
+            data = new
+        self.data = data
+
     def _resize(self, n):
-        """Grow to ``n`` elements; new slots are unwritten."""
+        """Grow to ``n`` elements; new slots are unwritten (slots past the size always have state 0)."""
         if n > self.size:
             self._reserve(n)
-            self.state[self.size : n] = 0
             self.size = n
 
     def _alloc(self, slots, items):
@@ -209,9 +232,7 @@ class Storage:
         total = int(items.sum())
         need = self.used + total
         if need > self.data.size:
-            new = np.empty(max(need, 2 * self.data.size), dtype=self.dtype)
-            new[: self.used] = self.data[: self.used]
-            self.data = new
+            self._grow_data(max(need, 2 * self.data.size))
         self.offsets[slots] = self.used + _exclusive_cumsum(items)
         self.used = need
 
@@ -306,7 +327,11 @@ class Storage:
     def write(self, index, value):
         """``LockedWriteOrAggregate`` for one element (after the op-level K7 check)."""
         shape = value.shape
-        if shape == self._fast_shape and 0 <= index < self.size and not self._st[index]:
+        if shape == self._fast_shape and 0 <= index < self.cap and not self._st[index]:
+            if index >= self.size:
+                if not self.dynamic_size:
+                    raise self._err_write_oob(index, self.size)
+                self.size = index + 1  # slots past the size are always unwritten (state 0)
             self._rows()[index] = value
             self._offb[index] = index * self.width
             self._st[index] = _W | _D
