@@ -1,7 +1,7 @@
 """numba_ta: TensorFlow's TensorArray V3 ops and gradient arrays on numpy and Numba, without TensorFlow.
 
-Public names
-------------
+The public names:
+
 raw_ops
     The eleven TensorArray V3 ops with ``tf.raw_ops``' signatures.
 TensorArray

@@ -146,7 +146,13 @@ class TensorShape:
 
     @property
     def rank(self):
-        """int or None: the number of dimensions, None when unknown."""
+        """int or None: the number of dimensions, None when unknown.
+
+        Examples
+        --------
+        >>> TensorShape([2, None]).rank
+        2
+        """
         return None if self._dims is None else len(self._dims)
 
     ndims = rank
@@ -157,21 +163,85 @@ class TensorShape:
         return None if self._dims is None else list(self._dims)
 
     def as_list(self):
-        """Return the dimensions as a list; raise ValueError for an unknown rank."""
+        """The dimensions as a list (``tf.TensorShape.as_list``).
+
+        Returns
+        -------
+        list of (int or None)
+            One entry per dimension, None where unknown.
+
+        Raises
+        ------
+        ValueError
+            If the rank is unknown (TF's message).
+
+        Examples
+        --------
+        >>> TensorShape([None, 3]).as_list()
+        [None, 3]
+        """
         if self._dims is None:
             raise ValueError("as_list() is not defined on an unknown TensorShape.")
         return list(self._dims)
 
     def is_fully_defined(self):
-        """Return True when the rank and every dimension are known."""
+        """Whether the rank and every dimension are known (``tf.TensorShape.is_fully_defined``).
+
+        Returns
+        -------
+        bool
+
+        Examples
+        --------
+        >>> TensorShape([2, 3]).is_fully_defined(), TensorShape(None).is_fully_defined()
+        (True, False)
+        """
         return is_fully_defined(self._dims)
 
     def is_compatible_with(self, other):
-        """Return True when ``other`` could be the same shape."""
+        """Whether ``other`` could be the same shape (``tf.TensorShape.is_compatible_with``).
+
+        Parameters
+        ----------
+        other : TensorShape, None or sequence of (int or None)
+            The other shape.
+
+        Returns
+        -------
+        bool
+            True when the ranks agree (or one is unknown) and every pair of
+            known dimensions is equal.
+
+        Examples
+        --------
+        >>> TensorShape([None, 3]).is_compatible_with([5, 3])
+        True
+        """
         return is_compatible(self._dims, as_partial(other, "other"))
 
     def merge_with(self, other):
-        """Return the most specific shape compatible with both; raise ValueError if none."""
+        """The most specific shape compatible with both (``tf.TensorShape.merge_with``).
+
+        Parameters
+        ----------
+        other : TensorShape, None or sequence of (int or None)
+            The other shape.
+
+        Returns
+        -------
+        TensorShape
+            Known dimensions of either, where the other is unknown.
+
+        Raises
+        ------
+        ValueError
+            If the shapes are not compatible.
+
+        Examples
+        --------
+        >>> TensorShape([None, 3]).merge_with([2, None])
+        TensorShape([2, 3])
+        """
         try:
             return TensorShape(merge(self._dims, as_partial(other, "other")))
         except InvalidArgumentError:

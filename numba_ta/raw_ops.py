@@ -598,6 +598,7 @@ def TensorArrayCloseV3(handle, name=None):  # noqa: N802
     Returns
     -------
     None
+        Nothing; the array's storage is freed at once.
 
     Raises
     ------

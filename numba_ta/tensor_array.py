@@ -195,6 +195,7 @@ class TensorArray:
         Returns
         -------
         TensorArray
+            A new object over the same array, with the same flow.
 
         Examples
         --------
@@ -301,8 +302,9 @@ class TensorArray:
         Raises
         ------
         ValueError
-            ``Inconsistent shapes: saw (3,) but expected (2,) `` when the
-            value's shape does not fit the element shape.
+            ``"Inconsistent shapes: saw (3,) but expected (2,) "`` (TF's text,
+            trailing space included) when the value's shape does not fit the
+            element shape.
         InvalidArgumentError
             As :func:`numba_ta.raw_ops.TensorArrayWriteV3`.
 
@@ -375,6 +377,7 @@ class TensorArray:
         Returns
         -------
         (n, *element_shape) ndarray
+            Element ``indices[k]`` in row ``k``, a new array.
 
         Raises
         ------
@@ -406,6 +409,7 @@ class TensorArray:
         Returns
         -------
         (sum of element lengths, *element_shape[1:]) ndarray
+            The elements concatenated, a new array.
 
         Raises
         ------
@@ -580,6 +584,7 @@ class TensorArray:
         Returns
         -------
         None
+            Nothing; the array's storage is freed at once.
 
         Examples
         --------
