@@ -68,6 +68,29 @@ def _exclusive_cumsum(a):
     return out
 
 
+def _run_start(offsets, width):
+    """Start of ``offsets`` when they are one ascending contiguous run of ``width``-item rows, else -1.
+
+    Such a copy is a single block: numpy's copy (memcpy, with non-temporal stores for large
+    blocks) beats the row kernels there; everything else goes through the kernels.
+    """
+    m = offsets.size
+    first = int(offsets[0])
+    if first < 0 or int(offsets[-1]) != first + (m - 1) * width:
+        return -1
+    if m > 2 and not np.array_equal(offsets, np.arange(first, first + m * width, width)):
+        return -1
+    return first
+
+
+def _segments_start(offsets, sizes):
+    """Start of ``offsets`` when the segments (``sizes`` items each) follow one another, else -1."""
+    first = int(offsets[0])
+    if first < 0 or (offsets.size > 1 and not np.array_equal(offsets[1:], offsets[:-1] + sizes[:-1])):
+        return -1
+    return first
+
+
 def _parallel(items):
     return items >= _config.PARALLEL_MIN_ELEMENTS
 
@@ -487,8 +510,11 @@ class Storage:
         out = np.empty((m,) + tuple(shape), dtype=self.dtype)
         width = int(np.prod(shape, dtype=np.int64))
         if m and width:
+            start = -1 if self.data is None else _run_start(src, width)
             if self.data is None:
                 out.fill(0)
+            elif start >= 0:
+                np.copyto(out.reshape(-1), self.data[start : start + m * width])
             else:
                 kern = _kernels._gather_rows_par if _parallel(m * width) else _kernels._gather_rows
                 kern(_copy_view(self.data), src, width, _copy_view(out.reshape(-1)))
@@ -606,8 +632,11 @@ class Storage:
         out = np.empty((int(lengths.sum()),) + tuple(tail), dtype=self.dtype)
         if total:
             flat = _copy_view(out.reshape(-1))
+            start = -1 if self.data is None else _segments_start(src, sizes)
             if self.data is None:
                 flat.fill(0)
+            elif start >= 0:
+                np.copyto(flat, _copy_view(self.data[start : start + total]))
             else:
                 kern = _kernels._gather_segments_par if _parallel(total) else _kernels._gather_segments
                 kern(_copy_view(self.data), src, sizes, _exclusive_cumsum(sizes), flat)
@@ -661,6 +690,10 @@ class Storage:
             return
         dst = self.offsets[idx]
         if not add.any():
+            start = _run_start(dst, width)
+            if start >= 0:
+                np.copyto(self.data[start : start + m * width], flat)
+                return
             par = _parallel(m * width) and (not self.is_grad or not _not_first_occurrence(idx).any())
             kern = _kernels._write_rows_par if par else _kernels._write_rows
             kern(_copy_view(self.data), dst, _copy_view(flat), width)
@@ -788,6 +821,10 @@ class Storage:
         dst = self.offsets[idx]
         srco = _exclusive_cumsum(sizes)
         if not add.any():
+            start = _segments_start(dst, sizes)
+            if start >= 0:
+                np.copyto(self.data[start : start + total], flat)
+                return
             kern = _kernels._write_segments_par if _parallel(total) else _kernels._write_segments
             kern(_copy_view(self.data), dst, _copy_view(flat), srco, sizes)
             return
