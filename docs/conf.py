@@ -13,7 +13,6 @@ beside it), so graphviz is not needed either.
 from __future__ import annotations
 
 import doctest
-import importlib.util
 import os
 import re
 import sys
@@ -55,10 +54,6 @@ nitpick_ignore = [
     ("py:class", "np.ndarray"),  # annotations of the demo's NamedTuples and dataclasses
     ("py:class", "collections.abc.Callable"),
     ("py:class", "typing.Any"),
-    # numba_ta/bench.py (still landing) names a dataclass field as :meth:`Case.prepare`, and
-    # :data:`OPS`, which has no ``#:`` comment and so is not documented; drop these two then
-    ("py:meth", "Case.prepare"),
-    ("py:data", "OPS"),
 ]
 default_role = "literal"  # `x` in docstrings reads as code, never as a broken reference
 
@@ -115,34 +110,6 @@ _API_PAGES = [
 ]
 html_sidebars = {"**": [], **{page: ["sidebar-nav-bs"] for page in _API_PAGES}}
 
-# -- parts of the API that are still landing ----------------------------------
-# Text between ".. if-present NAME" and ".. end-if-present" comment lines is kept only when
-# FEATURES[NAME] is true; otherwise the text after an optional ".. if-absent" line in the block is
-# used instead (or nothing).  So the build never fails on a name that is not in this checkout yet.
-#   runtime-api: numba_ta.num_threads, set_parallel_threshold, get_parallel_threshold
-#   bench:       the numba_ta.bench module behind ``numba-ta bench``
-RUNTIME_API = ("num_threads", "set_parallel_threshold", "get_parallel_threshold")
-FEATURES = {
-    "runtime-api": all(hasattr(numba_ta, n) for n in RUNTIME_API),
-    "bench": importlib.util.find_spec("numba_ta.bench") is not None,
-}
-_BLOCK = re.compile(
-    r"^\.\. if-present (?P<name>[\w-]+)[ \t]*\n(?P<body>.*?)"
-    r"(?:^\.\. if-absent[ \t]*\n(?P<alt>.*?))?"
-    r"^\.\. end-if-present[ \t]*$",
-    re.S | re.M,
-)
-
-
-def _feature_blocks(app, docname, source):
-    def keep(m):
-        if m["name"] not in FEATURES:
-            raise ValueError(f"{docname}: unknown feature {m['name']!r} in '.. if-present'")
-        return m["body"] if FEATURES[m["name"]] else (m["alt"] or "")
-
-    source[0] = _BLOCK.sub(keep, source[0])
-
-
 # -- docstring fixes -----------------------------------------------------------
 # The house style writes shapes numpy's way, ``value : (n, *element_shape) array_like``; in
 # reStructuredText the ``*`` would open an emphasis.  Escape it in numpydoc type lines (a parameter
@@ -170,6 +137,3 @@ def _module_sections_to_rubrics(lines):
 
 def setup(app):
     app.connect("autodoc-process-docstring", _fix_docstring, priority=400)  # numpydoc uses 500
-    app.connect("source-read", _feature_blocks)
-    # a change in FEATURES makes Sphinx re-read every page
-    app.add_config_value("numba_ta_features", sorted(k for k, v in FEATURES.items() if v), "env")

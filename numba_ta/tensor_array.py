@@ -396,7 +396,9 @@ class TensorArray:
 
     def _gather(self, indices, view):
         es = self._element_shape[0]
-        return raw_ops._gather(self._handle, indices, self._flow, self._dtype, es if es.rank is not None else None, view)
+        return raw_ops._gather(
+            self._handle, indices, self._flow, self._dtype, es if es.rank is not None else None, view
+        )
 
     def concat(self, name=None):
         """All elements concatenated along axis 0 (``tf.TensorArray.concat``; op ``TensorArrayConcatV3``).

@@ -1,0 +1,84 @@
+"""Compile time of every kernel, kept out of the steady-state benchmarks.
+
+Each call compiles a fresh, uncached dispatcher of the kernel's Python
+function with the first signature the kernel was compiled for when setup ran
+every op (serial and parallel paths) on small float32 arrays
+(numba-benchmark's ``bench_compiling.py``).
+"""
+
+import contextlib
+
+import numba
+import numpy as np
+from numba.core.registry import CPUDispatcher
+
+import numba_ta
+from numba_ta import _kernels
+
+KERNELS = sorted(name for name, obj in vars(_kernels).items() if isinstance(obj, CPUDispatcher))
+
+
+@contextlib.contextmanager
+def _threshold(items):
+    """Force the parallel threshold (public setter if there is one)."""
+    if hasattr(numba_ta, "set_parallel_threshold"):
+        old = numba_ta.get_parallel_threshold()
+        numba_ta.set_parallel_threshold(items)
+        try:
+            yield
+        finally:
+            numba_ta.set_parallel_threshold(old)
+        return
+    from numba_ta import _config
+
+    old = _config.PARALLEL_MIN_ELEMENTS
+    _config.PARALLEL_MIN_ELEMENTS = items
+    try:
+        yield
+    finally:
+        _config.PARALLEL_MIN_ELEMENTS = old
+
+
+def _exercise():
+    """Call every op once on small float32 arrays so that each kernel has a signature."""
+    TA = numba_ta.TensorArray
+    data = np.arange(24, dtype=np.float32).reshape(4, 6)
+    for items in (1 << 62, 0):  # serial kernels, then parallel ones
+        with _threshold(items):
+            ta = TA(np.float32, size=4, clear_after_read=False).unstack(data)
+            ta.stack()
+            ta.gather([3, 1])
+            ta.concat()
+            TA(np.float32, size=4).scatter([2, 0, 1, 3], data)
+            flat = data.reshape(-1)
+            sp = TA(np.float32, size=3, clear_after_read=False, infer_shape=False).split(
+                flat, [4, 8, 12]
+            )  # ragged: segments
+            sp.concat()
+            TA(np.float32, size=4, clear_after_read=False).split(flat, [6, 6, 6, 6]).concat()
+            g = TA(np.float32, size=4).grad("gradients")
+            g = g.scatter([0, 1, 2, 3], data).scatter([0, 1, 2, 3], data)  # aggregate rows
+            fw = TA(np.float32, size=3, infer_shape=False)
+            fw = fw.split(flat, [4, 8, 12])
+            gs = fw.grad("gradients")
+            gs = gs.split(flat, [4, 8, 12]).split(flat, [4, 8, 12])  # aggregate segments
+
+
+class Compile:
+    params = [KERNELS]
+    param_names = ["kernel"]
+    # every call is a full compile (0.3-2 s): no calibration loop, no warm-up loop
+    number, repeat, rounds, warmup_time = 1, 3, 1, 0.0
+    timeout = 300
+
+    def setup(self, kernel):
+        self.k = getattr(_kernels, kernel)
+        if not self.k.signatures:
+            _exercise()
+        if not self.k.signatures:
+            raise NotImplementedError(f"{kernel} is not reached by the ops in _exercise()")
+        self.sig = self.k.signatures[0]
+
+    def time_compile(self, kernel):
+        # fresh, uncached dispatcher: targetoptions carries parallel/nogil but not cache
+        numba.jit(self.sig, **self.k.targetoptions)(self.k.py_func)
