@@ -55,7 +55,16 @@ def as_dtype(dtype, argname="dtype"):
 def tf_name(dtype):
     """TF's ``DataTypeString``: ``float``, ``double``, ``half``, ``int32``, ``bool`` ..."""
     dtype = np.dtype(dtype)
+    if dtype.kind in "US":
+        return "string"  # what TF calls str and bytes values (numba_ta stores no strings)
     return _TF_NAMES.get(dtype, dtype.name)
+
+
+def unsupported(argname, value):
+    """The ``ValueError`` of TF's conversion of an object that is not a number or a sequence."""
+    return ValueError(
+        f"{argname}: attempt to convert a value ({value!r}) with an unsupported type ({type(value)}) to a Tensor."
+    )
 
 
 def is_numeric(dtype):
@@ -83,6 +92,8 @@ def _leaf_kind(v):
         return "f"
     if isinstance(v, (complex, np.complexfloating)):
         return "c"
+    if isinstance(v, (str, bytes, np.str_, np.bytes_)):
+        return "s"
     return None
 
 
@@ -93,12 +104,16 @@ def _python_array(value, argname):
     for v in leaves:
         k = _leaf_kind(v)
         if k is None:
-            raise TypeError(
-                f"{argname}: cannot convert {v!r} of type {type(v).__name__} to a tensor of a numeric or bool dtype"
-            )
+            raise unsupported(argname, v)
         kinds.add(k)
-    if len(kinds) > 1 and ("b" in kinds or "c" in kinds):
+    if len(kinds) > 1 and ("b" in kinds or "c" in kinds or "s" in kinds):
         raise ValueError("Can't convert Python sequence with mixed types to Tensor.")
+    if "s" in kinds:
+        # a tf.string tensor: no numba_ta array stores it, the dtype check names it "string"
+        try:
+            return np.array(value)
+        except ValueError:
+            raise ValueError("Can't convert non-rectangular Python sequence to Tensor.") from None
     if "f" in kinds:
         # TF: a numpy float scalar sets the float dtype (the first one seen), else float32
         dtype = next((v.dtype for v in leaves if isinstance(v, np.floating)), np.dtype(np.float32))
@@ -171,7 +186,7 @@ _WIDENS = {"b": "b", "i": "iufc", "u": "iufc", "f": "fc", "c": "c"}
 def _fits(arr, dtype):
     """Whether TF would convert ``arr``'s values to ``dtype``: same kind family, in range, ints exact."""
     dtype = np.dtype(dtype)
-    if dtype.kind not in _WIDENS[arr.dtype.kind]:
+    if dtype.kind not in _WIDENS.get(arr.dtype.kind, ""):
         return False
     if not arr.size:
         return True
@@ -204,6 +219,8 @@ def to_index(index, argname="index"):
         raise TypeError(f"{argname} must be an integer, got {index!r}")
     if isinstance(index, (int, np.integer)):
         return _check_int32(int(index), argname)
+    if index is None:
+        raise unsupported(argname, index)
     arr = np.asarray(index)
     if arr.dtype.kind not in "iu":
         raise TypeError(f"{argname} must be an integer, got {index!r} of type {type(index).__name__}")
@@ -222,7 +239,12 @@ def to_index_array(indices, argname="indices", dtype=np.int32):
     """Return an integer ndarray (any rank) for ``indices``; non-integers raise ``TypeError``."""
     if hasattr(indices, "numpy") and not isinstance(indices, np.ndarray):
         indices = indices.numpy()
-    arr = np.asarray(indices)
+    if indices is None:
+        raise unsupported(argname, indices)
+    try:
+        arr = np.asarray(indices)
+    except ValueError:
+        raise ValueError(f"{argname}: can't convert non-rectangular Python sequence to Tensor.") from None
     if arr.size == 0 and arr.dtype.kind == "f":
         arr = arr.astype(np.intp)
     if arr.dtype.kind not in "iu":

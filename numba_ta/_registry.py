@@ -13,6 +13,8 @@ import itertools
 import threading
 import weakref
 
+import numpy as np
+
 from .errors import InvalidArgumentError
 
 FORWARD_CONTAINER = "_tensor_arrays"
@@ -85,17 +87,23 @@ def register(storage):
 
 
 def storage_of(handle, op):
-    """The storage behind ``handle``; ``InvalidArgumentError`` for anything that is not a handle."""
+    """The storage behind ``handle``.
+
+    Anything that is not a handle raises as TF's conversion to a resource tensor does:
+    ``InvalidArgumentError`` (a ``ValueError``) for None and arrays, ``TypeError`` otherwise.
+    """
     if isinstance(handle, TensorArrayHandle):
         return handle._storage
     inner = getattr(handle, "handle", None)  # a numba_ta.TensorArray passed where its handle belongs
     if isinstance(inner, TensorArrayHandle):
         return inner._storage
-    raise InvalidArgumentError(
+    msg = (
         f"{op}: `handle` must be a TensorArray handle returned by TensorArrayV3 or a gradient op, "
-        f"but got {handle!r} of type {type(handle).__name__}",
-        op,
+        f"but got {handle!r} of type {type(handle).__name__}"
     )
+    if handle is None or isinstance(handle, np.ndarray):
+        raise InvalidArgumentError(msg, op)  # a ValueError, as TF's conversion of these to a resource
+    raise TypeError(msg)
 
 
 def live_arrays():

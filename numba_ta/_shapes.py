@@ -8,6 +8,7 @@ returned by :attr:`numba_ta.TensorArray.element_shape`.
 
 from __future__ import annotations
 
+import math
 import operator
 
 from .errors import InvalidArgumentError
@@ -49,8 +50,23 @@ def as_partial(shape, argname="element_shape"):
             ) from None
         if d < 0:
             raise ValueError(f"Error converting {argname} to a TensorShape: Dimension {d} must be >= 0.")
+        if d > _INT64_MAX:
+            raise ValueError(f"Error converting {argname} to a TensorShape: Dimension {d} does not fit an int64.")
         out.append(d)
+    check_num_elements(out, argname)
     return tuple(out)
+
+
+_INT64_MAX = 2**63 - 1
+
+
+def check_num_elements(dims, argname="element_shape"):
+    """TF's limit on a shape: the product of its known dimensions fits an int64 (``ValueError``)."""
+    if math.prod(d for d in dims if d is not None) > _INT64_MAX:
+        raise ValueError(
+            f"Error converting {argname} to a TensorShape: Shape {partial_str(tuple(dims))} would have more than "
+            "2**63 - 1 elements"
+        )
 
 
 def is_fully_defined(p):

@@ -18,15 +18,15 @@ Both buffers grow geometrically.  ``state`` holds the flag bits below.
 
 from __future__ import annotations
 
+import math
 import threading
-from array import array
 
 import numpy as np
 
 from . import _config, _kernels
 from ._dtypes import is_numeric, tf_name
 from ._shapes import is_compatible, is_fully_defined, merge, partial_str, shape_str
-from .errors import InvalidArgumentError, UnimplementedError
+from .errors import InvalidArgumentError, ResourceExhaustedError, UnimplementedError
 
 WRITTEN = np.uint8(1)
 READ = np.uint8(2)
@@ -95,14 +95,31 @@ def _parallel(items):
     return items >= _config.PARALLEL_MIN_ELEMENTS
 
 
-def _meta_buffers(cap):
-    """Per-element metadata: Python buffers (fast scalar access) and numpy views of them (bulk access)."""
-    st = bytearray(cap)
-    sid = array("i", bytes(4 * cap))
-    off = array("q", bytes(8 * cap))
-    return st, sid, off, np.frombuffer(st, dtype=np.uint8), np.frombuffer(sid, dtype=np.int32), np.frombuffer(
-        off, dtype=np.int64
+def _oom(shape, dtype):
+    """TF's allocator error for a tensor (or buffer) of ``shape`` that cannot be allocated."""
+    shape = (shape,) if isinstance(shape, int) else shape
+    return ResourceExhaustedError(
+        f"OOM when allocating tensor with shape{shape_str(shape)} and type {tf_name(dtype)} on "
+        "/job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu"
     )
+
+
+def _new(shape, dtype, zeros=False):
+    """``np.empty``/``np.zeros`` raising :func:`_oom` (not a raw MemoryError or ValueError) when too big."""
+    try:
+        return (np.zeros if zeros else np.empty)(shape, dtype=dtype)
+    except (MemoryError, ValueError):  # ValueError: "array is too big" / more items than an intp holds
+        raise _oom(shape, dtype) from None
+
+
+def _meta_buffers(cap):
+    """Per-element metadata: numpy arrays (bulk access) and memoryviews of them (fast scalar access).
+
+    ``np.zeros`` takes zeroed pages from the OS lazily, so metadata for a large
+    size costs no memory until its slots are used.
+    """
+    arrays = [_new(cap, t, zeros=True) for t in (np.uint8, np.int32, np.int64)]
+    return (*map(memoryview, arrays), *arrays)
 
 
 class Storage:
@@ -179,7 +196,7 @@ class Storage:
             sid = len(self.shapes)
             self.shapes.append(shape)
             self._shape_index[shape] = sid
-            self._shape_items.append(int(np.prod(shape, dtype=np.int64)))
+            self._shape_items.append(math.prod(shape))
         return sid
 
     def _items(self, sid):
@@ -201,30 +218,32 @@ class Storage:
         self.cap = newcap
 
     def _grow_meta(self, newcap):
-        """Enlarge the metadata buffers in place (realloc, no copy when the allocator can) to ``newcap``."""
-        extra = newcap - self.cap
-        bufs = (self._st, self._sidb, self._offb)
-        self.state = self.shape_id = self.offsets = None  # release the views so the buffers may resize
-        try:
-            self._st.extend(bytes(extra))
-            self._sidb.extend(array("i", bytes(4 * extra)))
-            self._offb.extend(array("q", bytes(8 * extra)))
-        except BufferError:  # pragma: no cover - a view is still alive somewhere: copy instead
-            meta = _meta_buffers(newcap)
-            for new, old in zip(meta[:3], bufs, strict=True):
-                new[: len(old)] = old
-            self._st, self._sidb, self._offb = meta[:3]
-        self.state = np.frombuffer(self._st, dtype=np.uint8)
-        self.shape_id = np.frombuffer(self._sidb, dtype=np.int32)
-        self.offsets = np.frombuffer(self._offb, dtype=np.int64)
+        """Enlarge the metadata to ``newcap`` slots (a copy; amortised by geometric growth).
+
+        Atomic: on :class:`ResourceExhaustedError` the old buffers are untouched.
+        """
+        meta = _meta_buffers(newcap)
+        n = min(self.cap, len(self.state))
+        for new, old in zip(meta[3:], (self.state, self.shape_id, self.offsets), strict=True):
+            new[:n] = old[:n]
+        self._st, self._sidb, self._offb, self.state, self.shape_id, self.offsets = meta
 
     def _grow_data(self, items):
-        """Enlarge the data buffer to ``items`` keeping its contents (in place when nothing views it)."""
+        """Enlarge the data buffer to ``items`` keeping its contents (in place when nothing views it).
+
+        Atomic: on :class:`ResourceExhaustedError` the old buffer is kept.
+        """
         data, self.data, self._fast_rows = self.data, None, None
         try:
             data.resize(items, refcheck=True)  # realloc: large blocks move without a copy
+        except MemoryError:
+            self.data = data
+            raise _oom((items,), self.dtype) from None
         except ValueError:  # a view of it is alive (stack(copy=False)): leave it intact, copy
-            new = np.empty(items, dtype=self.dtype)
+            try:
+                new = _new(items, self.dtype)
+            finally:
+                self.data = data
             new[: data.size] = data
             data = new
         self.data = data
@@ -239,13 +258,17 @@ class Storage:
         """Give each slot in ``slots`` (unique) room for ``items[k]`` items; set offsets."""
         if slots.size == 0:
             return
-        if self.layout == _NONE:
+        if self.layout == _NONE:  # allocate first: a failure leaves the array as it was
             if np.all(items == items[0]):
-                self.layout, self.width = _DENSE, int(items[0])
-                self.data = np.empty(self.cap * self.width, dtype=self.dtype)
+                w = int(items[0])
+                try:
+                    self.data = _new(self.cap * w, self.dtype)
+                except ResourceExhaustedError:
+                    raise _oom((self.cap, w), self.dtype) from None
+                self.layout, self.width = _DENSE, w
             else:
+                self.data = _new(int(items.sum()), self.dtype)
                 self.layout, self.used = _RAGGED, 0
-                self.data = np.empty(int(items.sum()), dtype=self.dtype)
         if self.layout == _DENSE:
             if np.all(items == self.width):
                 self.offsets[slots] = slots.astype(np.int64) * self.width
@@ -341,6 +364,7 @@ class Storage:
     def close(self):
         """``ClearAndMarkClosed``: drop all element data and mark closed; never fails."""
         self.closed = True
+        self.grads = {}  # TF deletes the gradient arrays with the forward one
         self.data = self._fast_shape = self._fast_rows = None
         self.layout = _NONE
         self.size = self.cap = self.used = 0
@@ -381,18 +405,17 @@ class Storage:
             add = bool(st & _D) and value.size > 0
             if add and not is_numeric(self.dtype):
                 raise self._err_add_type()
-        # commit
+        # commit: room first (may raise ResourceExhaustedError), then what ops can see
         if index >= n:
-            self._resize(index + 1)
-        if self.identical and es != shape and not is_fully_defined(es):
-            self.element_shape = shape
+            self._reserve(index + 1)
         sid = self._shape_index.get(shape)
         if sid is None:
             sid = self._sid(shape)
         items = self._shape_items[sid]
         if add:
             o = self._offb[index]
-            self.data[o : o + items] += value.reshape(-1)
+            with np.errstate(all="ignore"):  # IEEE sums: inf - inf is NaN, quietly, as in TF
+                self.data[o : o + items] += value.reshape(-1)
             self.gradients_disallowed = True
         elif items:
             if self.layout == _DENSE and items == self.width:
@@ -401,6 +424,10 @@ class Storage:
                 self._alloc_one(index, items)
                 o = self._offb[index]
             self.data[o : o + items] = value.reshape(-1)
+        if index >= n:
+            self.size = index + 1  # the slots in between are unwritten (state 0)
+        if self.identical and es != shape and not is_fully_defined(es):
+            self.element_shape = shape
         self._st[index] = _W | _D
         self._sidb[index] = sid
         if not add:
@@ -419,6 +446,7 @@ class Storage:
             es = self.element_shape
             if not is_fully_defined(es):
                 raise self._err_read_undefined(index, es)
+            out = _new(es, self.dtype, zeros=True)  # before any change: this may not fit
             sid = self._sid(es)
             if index >= n:
                 self._resize(index + 1)
@@ -427,8 +455,9 @@ class Storage:
             else:
                 self._st[index] = _W
                 self._sidb[index] = sid
-            st = _W
-        elif st & _C:
+            self._st[index] = _W | _R | _C if self.clear_after_read else _W | _R
+            return out
+        if st & _C:
             raise self._err_cleared(index)
         sid = self._sidb[index]
         shape = self.shapes[sid]
@@ -440,7 +469,7 @@ class Storage:
                 o = self._offb[index]
                 out = self.data[o : o + items].reshape(shape).copy()
         else:
-            out = np.zeros(shape, dtype=self.dtype)
+            out = _new(shape, self.dtype, zeros=True)
         self._st[index] = (st | _R | _C) & ~_D if self.clear_after_read else st | _R
         return out
 
@@ -506,9 +535,23 @@ class Storage:
                 self.state[idx] |= READ
         return src
 
-    def _gather_out(self, src, shape, m):
-        out = np.empty((m,) + tuple(shape), dtype=self.dtype)
-        width = int(np.prod(shape, dtype=np.int64))
+    def _new_result(self, shape, unwritten, es):
+        """The result buffer of a gather or concat, allocated before the op changes anything.
+
+        When it does not fit and an element is unwritten, the error names the
+        element's shape: TF materialises each unwritten element's zeros first,
+        and that is the allocation that fails there.
+        """
+        try:
+            return _new(shape, self.dtype)
+        except ResourceExhaustedError:
+            if unwritten.any():
+                _new(es, self.dtype, zeros=True)  # raises the TF error if the zeros do not fit either
+            raise
+
+    def _gather_out(self, src, shape, out):
+        m = out.shape[0]
+        width = math.prod(shape)
         if m and width:
             start = -1 if self.data is None else _run_start(src, width)
             if self.data is None:
@@ -552,16 +595,23 @@ class Storage:
                 f"TensorArray has inconsistent shapes.  Index 0 has shape: {shape_str(shape0)} but index {k} has "
                 f"shape: {shape_str(self.shapes[sids[k]])}"
             )
+        view = view and self._can_view(idx, shape0)
+        out = None if view else self._new_result((idx.size,) + tuple(shape0), unwritten, es)
         self.element_shape = es
         src = self._commit_reads(idx, st, sids, unwritten)
         if view:
-            out = self._stack_view(idx, src, shape0)
-            if out is not None:
-                return out
-        return self._gather_out(src, shape0, idx.size)
+            return self._stack_view(idx, src, shape0)
+        return self._gather_out(src, shape0, out)
+
+    def _can_view(self, idx, shape):
+        """Whether elements ``idx`` of ``shape`` can be returned by :meth:`_stack_view`."""
+        n, w = idx.size, self.width
+        if self.layout != _DENSE or self.data is None or not w or math.prod(shape) != w:
+            return False
+        return idx[0] == 0 and idx[-1] == n - 1 and np.array_equal(idx, np.arange(n))
 
     def _stack_view(self, idx, src, shape):
-        """Elements ``0..n-1`` as a read-only view of the dense buffer, or None.
+        """Elements ``0..n-1`` (:meth:`_can_view`) as a read-only view of the dense buffer.
 
         Safe because every element in it has just been read: TF's rules forbid
         any later write to a read element (T5), dense elements never move, and
@@ -569,10 +619,6 @@ class Storage:
         elements get their zeros written into their own (otherwise unused) rows.
         """
         n, w = idx.size, self.width
-        if self.layout != _DENSE or self.data is None or not w or int(np.prod(shape, dtype=np.int64)) != w:
-            return None
-        if idx[0] != 0 or idx[-1] != n - 1 or not np.array_equal(idx, np.arange(n)):
-            return None
         zero = src < 0
         if zero.any():
             self.data[: self.cap * w].reshape(self.cap, w)[idx[zero]] = 0
@@ -624,12 +670,14 @@ class Storage:
                 f"{shape_str(self.shapes[sids[k]][1:])}"
             )
         lengths = np.array([s[0] for s in shapes], dtype=np.int64)[inverse]
-        src = self._commit_reads(idx, st, sids, unwritten)
         tail = shape0[1:]
-        row = int(np.prod(tail, dtype=np.int64))
+        big = lengths.size * int(lengths.max()) > 2**62  # the int64 sum could wrap: Python ints then
+        rows = sum(lengths.tolist()) if big else int(lengths.sum())
+        out = self._new_result((rows,) + tuple(tail), unwritten, self.element_shape)
+        src = self._commit_reads(idx, st, sids, unwritten)
+        row = math.prod(tail)
         sizes = lengths * row
         total = int(sizes.sum())
-        out = np.empty((int(lengths.sum()),) + tuple(tail), dtype=self.dtype)
         if total:
             flat = _copy_view(out.reshape(-1))
             start = -1 if self.data is None else _segments_start(src, sizes)
@@ -646,7 +694,9 @@ class Storage:
     def _check_slots(self, idx, sids, shape_at):
         """Per-position T5/T6/T7/T8 checks for writes of shape ids ``sids`` to slots ``idx``.
 
-        Returns ``(error_position, error, add_mask)``; error is None when all pass.
+        Returns ``(error_position, make_error, add_mask)``; ``make_error`` is None when all pass,
+        else a function returning the error to raise (``raise make_error()``: an error object
+        kept in a local would tie the frame, and the array, to its traceback in a cycle).
         """
         n = self.size
         m = idx.size
@@ -663,8 +713,8 @@ class Storage:
             pos = _first(bad)
             if pos < m:
                 i = int(idx[pos])
-                err = self._err_written_read(i) if was_read[pos] else self._err_written_twice(i)
-                return pos, err, None
+                err = self._err_written_read if was_read[pos] else self._err_written_twice
+                return pos, lambda: err(i), None
             return m, None, np.zeros(m, dtype=bool)
         old_sids = np.where(written, self.shape_id[np.minimum(idx, max(n - 1, 0))] if n else 0, sids)
         mismatch = written & (old_sids != sids)
@@ -677,10 +727,11 @@ class Storage:
         if pos < m:
             i = int(idx[pos])
             if was_read[pos]:
-                return pos, self._err_written_read(i), None
+                return pos, lambda: self._err_written_read(i), None
             if mismatch[pos]:
-                return pos, self._err_aggregate_shape(i, self.shapes[old_sids[pos]], shape_at(pos)), None
-            return pos, self._err_add_type(), None
+                old = self.shapes[old_sids[pos]]
+                return pos, lambda: self._err_aggregate_shape(i, old, shape_at(pos)), None
+            return pos, self._err_add_type, None
         return m, None, add
 
     def _put_rows(self, idx, flat, width, add):
@@ -699,12 +750,13 @@ class Storage:
             kern(_copy_view(self.data), dst, _copy_view(flat), width)
             return
         if self.dtype == np.float16:  # numba has no float16 arithmetic: numpy, in order
-            for k in range(m):
-                d = int(dst[k])
-                if add[k]:
-                    self.data[d : d + width] += flat[k * width : (k + 1) * width]
-                else:
-                    self.data[d : d + width] = flat[k * width : (k + 1) * width]
+            with np.errstate(all="ignore"):
+                for k in range(m):
+                    d = int(dst[k])
+                    if add[k]:
+                        self.data[d : d + width] += flat[k * width : (k + 1) * width]
+                    else:
+                        self.data[d : d + width] = flat[k * width : (k + 1) * width]
         else:
             par = _parallel(m * width) and not _not_first_occurrence(idx).any()
             kern = _kernels._accumulate_rows_par if par else _kernels._accumulate_rows
@@ -739,19 +791,20 @@ class Storage:
         sids = np.full(m, sid, dtype=np.int64)
         pos, err, add = self._check_slots(idx[:pos_neg], sids[:pos_neg], lambda p: row_shape)
         if err is not None:
-            raise err
+            raise err()
         if pos_neg < m:
             size_then = max(n, int(idx[:pos_neg].max()) + 1) if self.dynamic_size else n
             raise self._err_write_oob(int(idx[pos_neg]), size_then)
-        # commit
-        self._resize(max_index + 1)
-        if self.identical and not is_fully_defined(es):
-            self.element_shape = row_shape
+        # commit: room first (may raise ResourceExhaustedError), then what ops can see
+        self._reserve(max_index + 1)
         width = self._shape_items[sid]
         if width:
             fresh = ~self._has_data(self.state[idx], self.shape_id[idx]) & ~_not_first_occurrence(idx)
             slots = idx[fresh]
             self._alloc(slots, np.full(slots.size, width, dtype=np.int64))
+        self.size = max(n, max_index + 1)
+        if self.identical and not is_fully_defined(es):
+            self.element_shape = row_shape
         self.state[idx] = WRITTEN | DATA
         self.shape_id[idx] = sid
         self._put_rows(idx, np.ascontiguousarray(value).reshape(-1), width, add)
@@ -799,19 +852,21 @@ class Storage:
             if k < n_new and k <= pos:
                 raise self._err_shape(k, shape_at(k), es2)
             if err is not None:
-                raise err
-        # commit
+                raise err()
+        # commit: room first (may raise ResourceExhaustedError), then what ops can see
+        self._reserve(size2)
+        if n_new:
+            row = math.prod(tail)
+            sizes = lengths.astype(np.int64) * row
+            fresh = ~self._has_data(self.state[idx], self.shape_id[idx])
+            self._alloc(idx[fresh], sizes[fresh])
         if not self.is_grad:
             self.marked_size = size2
-        self._resize(size2)
+        self.size = max(self.size, size2)
         if not n_new:
             return
         if self.identical and not is_fully_defined(es):
             self.element_shape = s0
-        row = int(np.prod(tail, dtype=np.int64))
-        sizes = lengths.astype(np.int64) * row
-        fresh = ~self._has_data(self.state[idx], self.shape_id[idx])
-        self._alloc(idx[fresh], sizes[fresh])
         self.state[idx] = WRITTEN | DATA
         self.shape_id[idx] = sids
         total = int(sizes.sum())
@@ -829,12 +884,13 @@ class Storage:
             kern(_copy_view(self.data), dst, _copy_view(flat), srco, sizes)
             return
         if self.dtype == np.float16:
-            for k in range(n_new):
-                d, s, z = int(dst[k]), int(srco[k]), int(sizes[k])
-                if add[k]:
-                    self.data[d : d + z] += flat[s : s + z]
-                else:
-                    self.data[d : d + z] = flat[s : s + z]
+            with np.errstate(all="ignore"):
+                for k in range(n_new):
+                    d, s, z = int(dst[k]), int(srco[k]), int(sizes[k])
+                    if add[k]:
+                        self.data[d : d + z] += flat[s : s + z]
+                    else:
+                        self.data[d : d + z] = flat[s : s + z]
         else:
             _kernels._accumulate_segments(self.data, dst, flat, srco, sizes, add.astype(np.uint8))
         self.gradients_disallowed = True

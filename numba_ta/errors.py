@@ -4,8 +4,9 @@ Every error numba_ta raises for a TensorArray op carries TensorFlow's kernel
 message text exactly (``.message``), so code that matches TF's messages keeps
 working.  Each class also derives from the Python built-in a user would catch
 (``InvalidArgumentError`` is a ``ValueError``, ``NotFoundError`` a
-``LookupError``, ``UnimplementedError`` a ``NotImplementedError``, and
-``InternalError`` a ``RuntimeError``).
+``LookupError``, ``UnimplementedError`` a ``NotImplementedError``,
+``ResourceExhaustedError`` a ``MemoryError`` and ``InternalError`` a
+``RuntimeError``).
 
 Examples
 --------
@@ -26,6 +27,7 @@ __all__ = [
     "InvalidArgumentError",
     "NotFoundError",
     "UnimplementedError",
+    "ResourceExhaustedError",
     "InternalError",
 ]
 
@@ -98,6 +100,21 @@ class UnimplementedError(OpError, NotImplementedError):
     Examples
     --------
     >>> issubclass(UnimplementedError, NotImplementedError)
+    True
+    """
+
+
+class ResourceExhaustedError(OpError, MemoryError):
+    """Memory for a result or for an array's storage cannot be allocated (``tf.errors.ResourceExhaustedError``).
+
+    The message is TF's allocator message, ``OOM when allocating tensor with
+    shape[<S>] and type <DT> on /job:localhost/replica:0/task:0/device:CPU:0
+    by allocator cpu``; for an array's storage ``<S>`` is the whole buffer,
+    ``[<capacity>,<items per element>]`` or ``[<items>]``.  The op that raised changed nothing.
+
+    Examples
+    --------
+    >>> issubclass(ResourceExhaustedError, MemoryError)
     True
     """
 

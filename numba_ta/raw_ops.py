@@ -12,6 +12,19 @@ sizes are ``np.int32``; concat lengths are ``int64``.  Errors are those of
 order; unlike TF, an op that raises changes nothing (see the README's list of
 divergences).
 
+Arguments are converted as TF's eager Python layer converts them, with the
+same built-in error classes: ``None`` where a tensor belongs, or an object
+that is not a number or a sequence, raises ``ValueError``; a float or a
+string where an integer belongs, a ``flow_in`` that is not a real number, an
+attribute flag that is not a bool, and a ``handle`` that is neither a handle
+nor ``None``/an array raise ``TypeError``; string values are
+:class:`~numba_ta.errors.InvalidArgumentError`'s dtype mismatch (``dtype
+string``), as in TF.  Every op that allocates (a write's storage, a read's
+zeros, a gather's or concat's result) raises
+:class:`~numba_ta.errors.ResourceExhaustedError` with TF's ``OOM when
+allocating tensor ...`` message when the memory cannot be had, and changes
+nothing.
+
 Examples
 --------
 >>> import numpy as np
@@ -28,11 +41,13 @@ array([[4., 5.],
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import _registry
-from ._dtypes import as_dtype, to_array, to_index, to_index_array
-from ._shapes import as_partial, shape_str
+from ._dtypes import as_dtype, to_array, to_index, to_index_array, unsupported
+from ._shapes import as_partial, partial_str, shape_str
 from ._storage import Storage
 from .errors import InvalidArgumentError, OpError
 
@@ -67,8 +82,12 @@ def _flow(flow_in):
         return np.float32(flow_in)
     if hasattr(flow_in, "numpy") and not isinstance(flow_in, np.ndarray):
         flow_in = flow_in.numpy()
+    if flow_in is None:
+        raise unsupported("flow_in", flow_in)
     a = np.asarray(flow_in)
-    if a.ndim != 0 or a.dtype.kind not in "biuf":
+    if a.dtype.kind not in "biuf":
+        raise TypeError(f"flow_in must be a float32 scalar, got {flow_in!r} of type {type(flow_in).__name__}")
+    if a.ndim != 0:
         raise InvalidArgumentError(f"flow_in must be a float32 scalar, got {flow_in!r}")
     return np.float32(a)
 
@@ -129,7 +148,9 @@ def TensorArrayV3(  # noqa: N802 - TF's op name
     ------
     InvalidArgumentError
         ``TensorArray size must be scalar, but had shape: <S>`` or
-        ``Size should be >= 0.``; also when the storage cannot be allocated.
+        ``Size should be >= 0.``.
+    ResourceExhaustedError
+        When the per-element metadata (13 bytes an element) cannot be allocated.
     TypeError
         If ``dtype`` is not a supported dtype.
     ValueError, TypeError
@@ -160,11 +181,16 @@ def TensorArrayV3(  # noqa: N802 - TF's op name
             raise InvalidArgumentError("Size should be >= 0.")
         if tensor_array_name is not None and not isinstance(tensor_array_name, str):
             raise TypeError(f"tensor_array_name must be a str, got {tensor_array_name!r}")
+        flags = {
+            "dynamic_size": dynamic_size,
+            "clear_after_read": clear_after_read,
+            "identical_element_shapes": identical_element_shapes,
+        }
+        for flag, v in flags.items():
+            if not isinstance(v, (bool, np.bool_)):
+                raise TypeError(f"Expected bool for argument '{flag}' not {v!r}.")  # TF's make_bool
         uname = _registry.new_name(tensor_array_name or "TensorArrayV3")
-        try:
-            storage = Storage(uname, dt, n, es, dynamic_size, clear_after_read, identical_element_shapes)
-        except MemoryError:
-            raise InvalidArgumentError(f"TensorArray {uname}: cannot allocate the metadata of {n} elements") from None
+        storage = Storage(uname, dt, n, es, dynamic_size, clear_after_read, identical_element_shapes)
         return _registry.register(storage), np.float32(0.0)
     except OpError as e:
         _tag(e, "TensorArrayV3")
@@ -200,6 +226,9 @@ def TensorArrayWriteV3(handle, index, value, flow_in, name=None):  # noqa: N802
         index out of range (T2), shape incompatible with the element shape
         (T4), already read (T5), already written (T6); on gradient arrays,
         aggregation shape mismatch (T7) or a dtype that cannot be summed (T8).
+    ResourceExhaustedError
+        When the memory it needs cannot be allocated (TF's ``OOM when
+        allocating tensor ...``); nothing changes.
 
     Notes
     -----
@@ -255,6 +284,9 @@ def TensorArrayReadV3(handle, index, flow_in, dtype, name=None):  # noqa: N802
         Index not scalar (K6), dtype mismatch (K8), closed (T1), index out of
         range (T9), unwritten element with a partial element shape (T10),
         second read of a cleared element (T11).
+    ResourceExhaustedError
+        When the memory it needs cannot be allocated (TF's ``OOM when
+        allocating tensor ...``); nothing changes.
 
     Notes
     -----
@@ -314,6 +346,9 @@ def TensorArrayGatherV3(handle, indices, flow_in, dtype, element_shape=None, nam
         different shapes (G5).
     UnimplementedError
         Empty ``indices`` with a partial ``element_shape`` (G3).
+    ResourceExhaustedError
+        When the memory it needs cannot be allocated (TF's ``OOM when
+        allocating tensor ...``); nothing changes.
 
     Notes
     -----
@@ -377,6 +412,9 @@ def TensorArrayScatterV3(handle, indices, value, flow_in, name=None):  # noqa: N
         vector (G2); ``len(indices) != value.shape[0]`` (S3); index past the
         end of a static array (S4); negative index (T2); per-element write
         errors (T4-T8), reported for the first failing position.
+    ResourceExhaustedError
+        When the memory it needs cannot be allocated (TF's ``OOM when
+        allocating tensor ...``); nothing changes.
 
     Notes
     -----
@@ -443,6 +481,9 @@ def TensorArrayConcatV3(handle, flow_in, dtype, element_shape_except0=None, name
         forward array was never split (TF crashes there).
     UnimplementedError
         Size 0 with a partial ``element_shape_except0`` (C1).
+    ResourceExhaustedError
+        When the memory it needs cannot be allocated (TF's ``OOM when
+        allocating tensor ...``); nothing changes.
 
     Notes
     -----
@@ -499,6 +540,9 @@ def TensorArraySplitV3(handle, value, lengths, flow_in, name=None):  # noqa: N80
         value.shape[0]`` (P4); closed (T1); a negative length (TF aborts
         there); size mismatch (P5); dtype mismatch (K7); per-element write
         errors (T4-T8).
+    ResourceExhaustedError
+        When the memory it needs cannot be allocated (TF's ``OOM when
+        allocating tensor ...``); nothing changes.
 
     Notes
     -----
@@ -602,8 +646,9 @@ def TensorArrayCloseV3(handle, name=None):  # noqa: N802
 
     Raises
     ------
-    InvalidArgumentError
-        Only if ``handle`` is not a TensorArray handle; closing twice is fine.
+    InvalidArgumentError, TypeError
+        Only if ``handle`` is not a TensorArray handle (see the module
+        docstring); closing twice is fine.
 
     Notes
     -----
@@ -627,9 +672,16 @@ def TensorArrayCloseV3(handle, name=None):  # noqa: N802
         raise
 
 
+_NO_PREPEND = object()  # TensorArrayGradV3: no shape_to_prepend input at all
+
+
 def _grad(op, handle, flow_in, source, shape_to_prepend):
     _flow(flow_in)
+    if shape_to_prepend is not _NO_PREPEND:
+        shape_to_prepend = to_index_array(shape_to_prepend, "shape_to_prepend")
     fwd = _registry.storage_of(handle, op)
+    if isinstance(source, bytes):
+        source = source.decode()  # TF takes str or bytes for a string attr
     if not isinstance(source, str):
         raise TypeError(f"{op}: `source` must be a str, got {source!r} of type {type(source).__name__}")
     if fwd.is_grad:
@@ -642,12 +694,11 @@ def _grad(op, handle, flow_in, source, shape_to_prepend):
                 "multiple_writes_aggregate flag on a previous write?  Gradient calculation is impossible when "
                 "multiple writes are performed to the same index."
             )
-        if shape_to_prepend is None:
+        if shape_to_prepend is _NO_PREPEND:
             prepend = ()
             es = fwd.element_shape
         else:
-            p = shape_to_prepend.numpy() if hasattr(shape_to_prepend, "numpy") else shape_to_prepend
-            arr = to_index_array(p, "shape_to_prepend", dtype=np.int64)
+            arr = shape_to_prepend
             if arr.ndim != 1:
                 raise InvalidArgumentError(
                     f"shape must be a vector of {{int32,int64}}, got shape {shape_str(arr.shape)}"
@@ -657,6 +708,10 @@ def _grad(op, handle, flow_in, source, shape_to_prepend):
                 raise InvalidArgumentError(f"Dimension {int(neg[0])} must be >= 0")
             prepend = tuple(int(d) for d in arr)
             es = None if fwd.element_shape is None else prepend + fwd.element_shape
+            if math.prod(d for d in (es or prepend) if d is not None) > 2**63 - 1:
+                raise InvalidArgumentError(
+                    f"Shape {partial_str(es or prepend)} would have more than 2**63 - 1 elements"
+                )
         g = fwd.grads.get(source)
         if g is None:
             g = Storage(
@@ -710,7 +765,7 @@ def TensorArrayGradV3(handle, flow_in, source, name=None):  # noqa: N802
         ``Wrong input container. ...`` for a gradient array's handle (no
         gradient of a gradient); T1 if the forward array is closed.
     TypeError
-        If ``source`` is not a str.
+        If ``source`` is not a str (or bytes, which is decoded).
 
     Notes
     -----
@@ -731,7 +786,7 @@ def TensorArrayGradV3(handle, flow_in, source, name=None):  # noqa: N802
     array([2., 2., 2.], dtype=float32)
     """
     try:
-        return _grad("TensorArrayGradV3", handle, flow_in, source, None)
+        return _grad("TensorArrayGradV3", handle, flow_in, source, _NO_PREPEND)
     except OpError as e:
         _tag(e, "TensorArrayGradV3")
         raise
@@ -769,7 +824,7 @@ def TensorArrayGradWithShape(handle, flow_in, shape_to_prepend, source, name=Non
         {int32,int64}, got shape <S>`` or ``Dimension <d> must be >= 0`` for
         a bad ``shape_to_prepend``.
     TypeError
-        If ``source`` is not a str.
+        If ``source`` is not a str (or bytes, which is decoded).
 
     Notes
     -----
