@@ -357,3 +357,199 @@ def _accumulate_segments(data, dst_offsets, src, src_offsets, sizes, add):
             _add_run(data[d : d + z], src[s : s + z])
         else:
             _copy_run(data[d : d + z], src[s : s + z])
+
+
+@njit(**_JIT)
+def _mark_repeats(idx, seen, out):
+    """Mark the positions whose index appeared at an earlier position.
+
+    Parameters
+    ----------
+    idx : (m,) ndarray of intp
+        Indices, each in ``[0, seen.size)``.
+    seen : (top,) ndarray of uint8
+        All zero on entry; scratch.
+    out : (m,) ndarray of bool
+        Set to True at every repeat of an earlier index, False elsewhere.
+
+    Returns
+    -------
+    None
+    """
+    for k in range(idx.size):
+        i = idx[k]
+        out[k] = seen[i] != 0
+        seen[i] = 1
+
+
+# The bookkeeping of the many-element reads (gather, stack, concat): one pass each for the checks
+# and for the state changes, instead of a dozen numpy passes (which cost ~50 us per call).
+
+
+@njit(**_JIT)
+def _check_reads(idx, state, shape_id, n, is_grad, clear, zsid, seen, sids):
+    """The per-element checks of TF's ``ReadMany``, in order; fills ``sids``.
+
+    Parameters
+    ----------
+    idx : (m,) ndarray of intp
+        Element indices, in the order read.
+    state, shape_id : (capacity,) ndarray of uint8, int32
+        Per-element state bits (written 1, read 2, cleared 4, data 8) and shape ids.
+    n : int
+        Array size.  Past it, gradient arrays (``is_grad`` 1) read zeros; others fail.
+    is_grad, clear : int
+        1 for a gradient array; 1 when reads clear elements (``clear_after_read``).
+    zsid : int
+        Shape id of an unwritten element (the element shape), or -1 when that
+        shape is not fully defined.
+    seen : (top,) ndarray of uint8
+        All zero on entry (``top`` > every index); scratch for repeats.
+    sids : (m,) ndarray of int64
+        Output: the shape id each position reads.
+
+    Returns
+    -------
+    pos : int
+        First failing position, or ``m`` when all pass.
+    code : int
+        0 all pass; 1 index out of range (T9); 2 unwritten element of an
+        undefined shape (T10); 3 element already cleared, or read twice here
+        when reads clear (T11).
+    """
+    for k in range(idx.size):
+        i = idx[k]
+        if i < 0 or (i >= n and is_grad == 0):
+            return k, 1
+        st = state[i] if i < n else 0
+        if st & 1 == 0:
+            if zsid < 0:
+                return k, 2
+            sids[k] = zsid
+        else:
+            if st & 4:
+                return k, 3
+            sids[k] = shape_id[i]
+        if clear:
+            if seen[i]:
+                return k, 3
+            seen[i] = 1
+    return idx.size, 0
+
+
+@njit(**_JIT)
+def _commit_reads(idx, state, shape_id, offsets, sids, items, clear, src):
+    """The state changes of TF's ``ReadMany`` after :func:`_check_reads` passed.
+
+    Parameters
+    ----------
+    idx : (m,) ndarray of intp
+        Element indices (all below the array's capacity).
+    state, shape_id, offsets : (capacity,) ndarray of uint8, int32, int64
+        Per-element metadata, updated in place: unwritten elements become
+        written zeros of shape ``sids[k]``; every element read is marked read
+        (and cleared, dropping its data, when ``clear`` is 1).
+    sids : (m,) ndarray of int64
+        Shape ids from :func:`_check_reads`.
+    items : (n_shapes,) ndarray of int64
+        Items of each interned shape.
+    clear : int
+        1 when reads clear elements.
+    src : (m,) ndarray of int64
+        Output: the data offset each position copies from, -1 for zeros.
+
+    Returns
+    -------
+    start : int
+        ``src[0]`` when the elements lie one after another in storage in the
+        order read (one block copy), else -1.
+    """
+    start = -2
+    expect = 0
+    for k in range(idx.size):
+        i = idx[k]
+        st = state[i]
+        if st & 1 == 0:
+            st = 1
+            shape_id[i] = sids[k]
+        w = items[sids[k]]
+        if st & 8 and w > 0:
+            src[k] = offsets[i]
+        else:
+            src[k] = -1
+        if start == -2:
+            start = src[k]
+            expect = start
+        if src[k] != expect or start < 0:
+            start = -1
+        expect += w
+        if clear:
+            st = (st | 6) & ~8
+        else:
+            st = st | 2
+        state[i] = st
+    return start if start >= 0 else -1
+
+
+@njit(**_JIT)
+def _check_writes(idx, state, shape_id, n, is_grad, sids, items, numeric, seen, add, fresh, dup):
+    """The per-element checks of TF's ``WriteOrAggregateMany``, in order (scatter, split).
+
+    Parameters
+    ----------
+    idx : (m,) ndarray of intp
+        Element indices, all ``>= 0``, in the order written.
+    state, shape_id : (capacity,) ndarray of uint8, int32
+        Per-element state bits (written 1, read 2, cleared 4, data 8) and shape ids.
+    n : int
+        Array size; elements past it are unwritten.
+    is_grad : int
+        1 for a gradient array, where a second write sums (aggregates).
+    sids : (m,) ndarray of int64
+        Shape id of each value written.
+    items : (n_shapes,) ndarray of int64
+        Items of each interned shape.
+    numeric : int
+        1 when the dtype can be summed (not bool).
+    seen : (top,) ndarray of uint8
+        All zero on entry (``top`` > every index); scratch for repeats.
+    add, fresh, dup : (m,) ndarray of bool
+        Outputs: sum into the element; the element needs new storage; the
+        index appeared at an earlier position.
+
+    Returns
+    -------
+    pos : int
+        First failing position, or ``m`` when all pass.
+    code : int
+        0 all pass; 1 already read (T5); 2 already written (T6); 3 aggregate
+        of a different shape (T7, the old shape id in ``old``); 4 sum of a
+        dtype that cannot be summed (T8).
+    old : int
+        For code 3, the shape id stored at the failing element.
+    """
+    for k in range(idx.size):
+        i = idx[k]
+        st = state[i] if i < n else 0
+        d = seen[i] != 0
+        seen[i] = 1
+        dup[k] = d
+        if st & 2:
+            return k, 1, 0
+        written = st & 1 != 0
+        if is_grad == 0:
+            if written or d:
+                return k, 2, 0
+            add[k] = False
+            fresh[k] = True
+            continue
+        old = shape_id[i] if written else sids[k]
+        if written and old != sids[k]:
+            return k, 3, old
+        has_old = st & 8 != 0 and items[old] > 0
+        a = (has_old or d) and items[sids[k]] > 0
+        if a and numeric == 0:
+            return k, 4, 0
+        add[k] = a
+        fresh[k] = not has_old and not d
+    return idx.size, 0, 0

@@ -52,10 +52,16 @@ def _first(mask):
 
 def _not_first_occurrence(idx):
     """Boolean mask of positions whose value appeared at an earlier position."""
-    if idx.size < 2:
-        return np.zeros(idx.size, dtype=bool)
+    m = idx.size
+    if m < 2:
+        return np.zeros(m, dtype=bool)
+    lo, hi = int(idx.min()), int(idx.max())
+    mask = np.empty(m, dtype=bool)
+    if hi - lo < 4 * m + 4096:  # one pass over a table of the range (no sort)
+        _kernels._mark_repeats((idx - lo).astype(np.intp, copy=False), np.zeros(hi - lo + 1, np.uint8), mask)
+        return mask
     _, first = np.unique(idx, return_index=True)
-    mask = np.ones(idx.size, dtype=bool)
+    mask.fill(True)
     mask[first] = False
     return mask
 
@@ -158,6 +164,7 @@ class Storage:
         self.shapes = []
         self._shape_index = {}
         self._shape_items = []
+        self._items_arr = np.zeros(0, dtype=np.int64)
         self.layout = _NONE
         self.width = 0
         self.used = 0
@@ -284,11 +291,6 @@ class Storage:
 
     def _alloc_one(self, slot, items):
         self._alloc(np.array([slot], dtype=np.intp), np.array([items], dtype=np.int64))
-
-    def _has_data(self, states, sids):
-        """Mask: the slot holds a stored tensor with at least one item."""
-        items = np.asarray(self._shape_items, dtype=np.int64)[sids] if len(self._shape_items) else 0
-        return ((states & DATA) != 0) & (items > 0)
 
     # ------------------------------------------------------------------ errors
     def _err_write_oob(self, index, size):
@@ -475,67 +477,68 @@ class Storage:
 
     # ------------------------------------------------------------------ many reads
     def _validate_reads(self, idx, es):
-        """``ReadMany`` checks in sequence order; returns per-position shape ids.
+        """``ReadMany`` checks in sequence order (one kernel pass); returns per-position shape ids.
 
-        Raises the error TF raises first (T1, T9, T10, T11).
+        Raises the error TF raises first (T1, T9, T10, T11).  ``idx`` is an intp vector.
         """
         self._check_open()
         n = self.size
         m = idx.size
-        in_range = (idx >= 0) & (idx < n)
-        st = np.zeros(m, dtype=np.uint8)
-        st[in_range] = self.state[idx[in_range]]
-        if self.is_grad:
-            oob = idx < 0
-        else:
-            oob = ~in_range
-        unwritten = (st & WRITTEN) == 0
-        undefined = unwritten & ~oob if not is_fully_defined(es) else np.zeros(m, dtype=bool)
-        cleared = (st & CLEARED) != 0
-        if self.clear_after_read:
-            cleared |= _not_first_occurrence(idx)
-        bad = oob | undefined | cleared
-        pos = _first(bad)
-        if pos < m:
+        zsid = self._sid(es) if is_fully_defined(es) else -1
+        top = n
+        if self.is_grad and m:
+            top = max(n, int(idx.max()) + 1)
+        seen = np.zeros(top if self.clear_after_read else 0, dtype=np.uint8)
+        sids = np.empty(m, dtype=np.int64)
+        pos, code = _kernels._check_reads(
+            idx, self.state, self.shape_id, n, int(self.is_grad), int(self.clear_after_read), zsid, seen, sids
+        )
+        if code:
             i = int(idx[pos])
-            if oob[pos]:
+            if code == 1:
                 size = n
                 if self.is_grad and pos:
                     size = max(n, int(idx[:pos].max()) + 1)
                 raise self._err_read_oob(i, size)
-            if undefined[pos]:
+            if code == 2:
                 raise self._err_read_undefined(i, es)
             raise self._err_cleared(i)
-        sids = np.empty(m, dtype=np.int64)
-        sids[~unwritten] = self.shape_id[idx[~unwritten]]
-        if unwritten.any():
-            sids[unwritten] = self._sid(es)
-        return st, sids, unwritten
+        return sids
 
-    def _commit_reads(self, idx, st, sids, unwritten):
-        """Apply the state changes of ``ReadMany``; returns source offsets (-1 = zeros)."""
-        has = self._has_data(st, sids)
-        src = np.full(idx.size, -1, dtype=np.int64)
-        src[has] = self.offsets[idx[has]]
-        if idx.size:
-            top = int(idx.max()) + 1
-            n = self.size
-            if top > n:  # gradient arrays grow on reads past the end, with soft zeros
-                zsid = self._sid(self.element_shape)
-                self._resize(top)
-                self.state[n:top] = WRITTEN
-                self.shape_id[n:top] = zsid
-            if unwritten.any():
-                u = idx[unwritten]
-                self.state[u] = WRITTEN
-                self.shape_id[u] = sids[unwritten]
-            if self.clear_after_read:
-                self.state[idx] = (self.state[idx] | (READ | CLEARED)) & ~DATA
-            else:
-                self.state[idx] |= READ
-        return src
+    def _commit_reads(self, idx, sids):
+        """Apply the state changes of ``ReadMany`` (one kernel pass).
 
-    def _new_result(self, shape, unwritten, es):
+        Returns ``(src, start)``: per-position source offsets (-1 = zeros) and the
+        offset of the one contiguous block they form, or -1.
+        """
+        src = np.empty(idx.size, dtype=np.int64)
+        if not idx.size:
+            return src, -1
+        top = int(idx.max()) + 1
+        n = self.size
+        if top > n:  # gradient arrays grow on reads past the end, with soft zeros
+            zsid = self._sid(self.element_shape)
+            self._resize(top)
+            self.state[n:top] = WRITTEN
+            self.shape_id[n:top] = zsid
+        start = _kernels._commit_reads(
+            idx, self.state, self.shape_id, self.offsets, sids, self._items_array(), int(self.clear_after_read), src
+        )
+        return src, start
+
+    def _items_array(self):
+        """Items of each interned shape, as an int64 array (cached)."""
+        arr = self._items_arr
+        if arr.size != len(self._shape_items):
+            arr = self._items_arr = np.array(self._shape_items, dtype=np.int64)
+        return arr
+
+    def _any_unwritten(self, idx):
+        n = self.size
+        inside = idx[idx < n]
+        return inside.size < idx.size or bool(((self.state[inside] & WRITTEN) == 0).any())
+
+    def _new_result(self, shape, idx, es):
         """The result buffer of a gather or concat, allocated before the op changes anything.
 
         When it does not fit and an element is unwritten, the error names the
@@ -545,15 +548,14 @@ class Storage:
         try:
             return _new(shape, self.dtype)
         except ResourceExhaustedError:
-            if unwritten.any():
+            if self._any_unwritten(idx):
                 _new(es, self.dtype, zeros=True)  # raises the TF error if the zeros do not fit either
             raise
 
-    def _gather_out(self, src, shape, out):
+    def _gather_out(self, src, start, shape, out):
         m = out.shape[0]
         width = math.prod(shape)
         if m and width:
-            start = -1 if self.data is None else _run_start(src, width)
             if self.data is None:
                 out.fill(0)
             elif start >= 0:
@@ -581,7 +583,7 @@ class Storage:
             self.element_shape = es
             return np.zeros((0,) + tuple(attr_shape), dtype=self.dtype)
         idx = idx.astype(np.intp, copy=False)
-        st, sids, unwritten = self._validate_reads(idx, es)
+        sids = self._validate_reads(idx, es)
         shape0 = self.shapes[sids[0]]
         if not is_compatible(attr_shape, shape0):
             raise InvalidArgumentError(
@@ -596,12 +598,12 @@ class Storage:
                 f"shape: {shape_str(self.shapes[sids[k]])}"
             )
         view = view and self._can_view(idx, shape0)
-        out = None if view else self._new_result((idx.size,) + tuple(shape0), unwritten, es)
+        out = None if view else self._new_result((idx.size,) + tuple(shape0), idx, es)
         self.element_shape = es
-        src = self._commit_reads(idx, st, sids, unwritten)
+        src, start = self._commit_reads(idx, sids)
         if view:
             return self._stack_view(idx, src, shape0)
-        return self._gather_out(src, shape0, out)
+        return self._gather_out(src, start, shape0, out)
 
     def _can_view(self, idx, shape):
         """Whether elements ``idx`` of ``shape`` can be returned by :meth:`_stack_view`."""
@@ -646,7 +648,7 @@ class Storage:
                 )
             return np.zeros((0,) + tuple(except0), dtype=self.dtype), np.zeros(0, dtype=np.int64)
         idx = np.arange(n, dtype=np.intp)
-        st, sids, unwritten = self._validate_reads(idx, self.element_shape)
+        sids = self._validate_reads(idx, self.element_shape)
         usids, inverse = np.unique(sids, return_inverse=True)
         shapes = [self.shapes[s] for s in usids]
         ranks = np.array([len(s) for s in shapes])[inverse]
@@ -673,14 +675,13 @@ class Storage:
         tail = shape0[1:]
         big = lengths.size * int(lengths.max()) > 2**62  # the int64 sum could wrap: Python ints then
         rows = sum(lengths.tolist()) if big else int(lengths.sum())
-        out = self._new_result((rows,) + tuple(tail), unwritten, self.element_shape)
-        src = self._commit_reads(idx, st, sids, unwritten)
+        out = self._new_result((rows,) + tuple(tail), idx, self.element_shape)
+        src, start = self._commit_reads(idx, sids)
         row = math.prod(tail)
         sizes = lengths * row
         total = int(sizes.sum())
         if total:
             flat = _copy_view(out.reshape(-1))
-            start = -1 if self.data is None else _segments_start(src, sizes)
             if self.data is None:
                 flat.fill(0)
             elif start >= 0:
@@ -692,50 +693,36 @@ class Storage:
 
     # ------------------------------------------------------------------ many writes
     def _check_slots(self, idx, sids, shape_at):
-        """Per-position T5/T6/T7/T8 checks for writes of shape ids ``sids`` to slots ``idx``.
+        """Per-position T5/T6/T7/T8 checks for writes of shape ids ``sids`` to slots ``idx`` (all ``>= 0``).
 
-        Returns ``(error_position, make_error, add_mask)``; ``make_error`` is None when all pass,
-        else a function returning the error to raise (``raise make_error()``: an error object
-        kept in a local would tie the frame, and the array, to its traceback in a cycle).
+        Returns ``(error_position, make_error, add, fresh, dup)``: ``make_error`` is None when
+        all pass, else a function returning the error to raise (``raise make_error()``: an
+        error object kept in a local would tie the frame, and the array, to its traceback in
+        a cycle); the masks say which positions sum into their element, which elements need
+        new storage, and which repeat an index seen earlier in ``idx``.
         """
-        n = self.size
         m = idx.size
-        in_range = idx < n
-        st = np.zeros(m, dtype=np.uint8)
-        st[in_range] = self.state[idx[in_range]]
-        dup = _not_first_occurrence(idx)
-        was_read = (st & READ) != 0
-        written = (st & WRITTEN) != 0
-        items = np.asarray(self._shape_items, dtype=np.int64)[sids]
-        if not self.is_grad:
-            twice = written | dup
-            bad = was_read | twice
-            pos = _first(bad)
-            if pos < m:
-                i = int(idx[pos])
-                err = self._err_written_read if was_read[pos] else self._err_written_twice
-                return pos, lambda: err(i), None
-            return m, None, np.zeros(m, dtype=bool)
-        old_sids = np.where(written, self.shape_id[np.minimum(idx, max(n - 1, 0))] if n else 0, sids)
-        mismatch = written & (old_sids != sids)
-        has_old = self._has_data(st, old_sids) if n else np.zeros(m, dtype=bool)
-        # sum into a stored non-empty tensor, or into what an earlier write of this op stored
-        add = (has_old | dup) & (items > 0)
-        notype = add if not is_numeric(self.dtype) else np.zeros(m, dtype=bool)
-        bad = was_read | mismatch | notype
-        pos = _first(bad)
-        if pos < m:
-            i = int(idx[pos])
-            if was_read[pos]:
-                return pos, lambda: self._err_written_read(i), None
-            if mismatch[pos]:
-                old = self.shapes[old_sids[pos]]
-                return pos, lambda: self._err_aggregate_shape(i, old, shape_at(pos)), None
-            return pos, self._err_add_type, None
-        return m, None, add
+        add, fresh, dup = np.empty(m, dtype=bool), np.empty(m, dtype=bool), np.empty(m, dtype=bool)
+        seen = np.zeros(int(idx.max()) + 1 if m else 0, dtype=np.uint8)
+        pos, code, old = _kernels._check_writes(
+            idx, self.state, self.shape_id, self.size, int(self.is_grad), sids, self._items_array(),
+            int(is_numeric(self.dtype)), seen, add, fresh, dup,
+        )  # fmt: skip
+        if not code:
+            return m, None, add, fresh, dup
+        i = int(idx[pos])
+        if code == 1:
+            return pos, lambda: self._err_written_read(i), None, None, None
+        if code == 2:
+            return pos, lambda: self._err_written_twice(i), None, None, None
+        if code == 3:
+            old_shape = self.shapes[old]
+            return pos, lambda: self._err_aggregate_shape(i, old_shape, shape_at(pos)), None, None, None
+        return pos, self._err_add_type, None, None, None
 
-    def _put_rows(self, idx, flat, width, add):
-        """Store (or sum, where ``add``) ``flat`` rows into slots ``idx`` (already allocated)."""
+    def _put_rows(self, idx, flat, width, add, dup):
+        """Store (or sum, where ``add``) ``flat`` rows into slots ``idx`` (already allocated; ``dup`` as
+        in :meth:`_check_slots`)."""
         m = idx.size
         if not width or not m:
             return
@@ -745,7 +732,7 @@ class Storage:
             if start >= 0:
                 np.copyto(self.data[start : start + m * width], flat)
                 return
-            par = _parallel(m * width) and (not self.is_grad or not _not_first_occurrence(idx).any())
+            par = _parallel(m * width) and (not self.is_grad or not dup.any())
             kern = _kernels._write_rows_par if par else _kernels._write_rows
             kern(_copy_view(self.data), dst, _copy_view(flat), width)
             return
@@ -758,7 +745,7 @@ class Storage:
                     else:
                         self.data[d : d + width] = flat[k * width : (k + 1) * width]
         else:
-            par = _parallel(m * width) and not _not_first_occurrence(idx).any()
+            par = _parallel(m * width) and not dup.any()
             kern = _kernels._accumulate_rows_par if par else _kernels._accumulate_rows
             kern(self.data, dst, flat, width, add.astype(np.uint8))
         self.gradients_disallowed = True
@@ -789,7 +776,7 @@ class Storage:
             raise self._err_shape(int(idx[0]), row_shape, es)
         sid = self._sid(row_shape)
         sids = np.full(m, sid, dtype=np.int64)
-        pos, err, add = self._check_slots(idx[:pos_neg], sids[:pos_neg], lambda p: row_shape)
+        pos, err, add, fresh, dup = self._check_slots(idx[:pos_neg], sids[:pos_neg], lambda p: row_shape)
         if err is not None:
             raise err()
         if pos_neg < m:
@@ -799,7 +786,6 @@ class Storage:
         self._reserve(max_index + 1)
         width = self._shape_items[sid]
         if width:
-            fresh = ~self._has_data(self.state[idx], self.shape_id[idx]) & ~_not_first_occurrence(idx)
             slots = idx[fresh]
             self._alloc(slots, np.full(slots.size, width, dtype=np.int64))
         self.size = max(n, max_index + 1)
@@ -807,7 +793,7 @@ class Storage:
             self.element_shape = row_shape
         self.state[idx] = WRITTEN | DATA
         self.shape_id[idx] = sid
-        self._put_rows(idx, np.ascontiguousarray(value).reshape(-1), width, add)
+        self._put_rows(idx, np.ascontiguousarray(value).reshape(-1), width, add, dup)
 
     def split(self, value, lengths, check_dtype):
         """``TensorArraySplitV3`` after P1-P4 (T1, negative lengths, P5, K7, writes)."""
@@ -848,7 +834,7 @@ class Storage:
                 k = n_new
             ulen, inverse = np.unique(lengths, return_inverse=True)
             sids = np.array([self._sid((int(L),) + tail) for L in ulen], dtype=np.int64)[inverse]
-            pos, err, add = self._check_slots(idx, sids, shape_at)
+            pos, err, add, fresh, _ = self._check_slots(idx, sids, shape_at)
             if k < n_new and k <= pos:
                 raise self._err_shape(k, shape_at(k), es2)
             if err is not None:
@@ -858,7 +844,6 @@ class Storage:
         if n_new:
             row = math.prod(tail)
             sizes = lengths.astype(np.int64) * row
-            fresh = ~self._has_data(self.state[idx], self.shape_id[idx])
             self._alloc(idx[fresh], sizes[fresh])
         if not self.is_grad:
             self.marked_size = size2

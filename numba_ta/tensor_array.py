@@ -8,8 +8,11 @@ from . import raw_ops
 from ._dtypes import as_dtype, to_array, to_index_array
 from ._registry import TensorArrayHandle
 from ._shapes import TensorShape
+from .errors import OpError
 
 __all__ = ["TensorArray"]
+
+_INT32_LIMIT = 2**31  # indices outside int32 take the raw op's path, which refuses them
 
 
 class TensorArray:
@@ -279,6 +282,16 @@ class TensorArray:
         >>> ta.read(0)
         array([1, 2], dtype=int32)
         """
+        if type(index) is int and -_INT32_LIMIT <= index < _INT32_LIMIT:
+            # the common case: nothing to convert, straight to the storage (same checks, same errors)
+            st = self._handle._storage
+            try:
+                with st.lock:
+                    st.check_dtype_read(self._dtype)
+                    return st.read(index)
+            except OpError as e:
+                raw_ops._tag(e, "TensorArrayReadV3")
+                raise
         return raw_ops.TensorArrayReadV3(handle=self._handle, index=index, flow_in=self._flow, dtype=self._dtype)
 
     def write(self, index, value, name=None):
@@ -315,6 +328,23 @@ class TensorArray:
         >>> ta.read(0)
         array([1., 2.])
         """
+        if (
+            type(value) is np.ndarray
+            and type(index) is int
+            and -_INT32_LIMIT <= index < _INT32_LIMIT
+            and value.dtype == self._dtype
+            and value.shape == self._element_shape[0]._dims
+        ):
+            # the common case: nothing to convert or merge, straight to the storage (same checks, same errors)
+            st = self._handle._storage
+            try:
+                with st.lock:
+                    st.check_dtype_write(value.dtype)
+                    st.write(index, value)
+            except OpError as e:
+                raw_ops._tag(e, "TensorArrayWriteV3")
+                raise
+            return self._with_flow(self._flow)
         v = to_array(value, "value", preferred=self._dtype)
         merged = self._merged_shape(v.shape)
         flow = raw_ops.TensorArrayWriteV3(handle=self._handle, index=index, value=v, flow_in=self._flow)
