@@ -23,8 +23,8 @@
   and the counting loop yields with ``time.sleep(0)``, so a kernel that held the GIL would
   see the counter advance by exactly 0 during its call; the same kernel compiled with
   ``nogil=False`` is the control and does see 0.
-  How much two threads gain in wall time is a measurement, not a test: ``numba-ta bench
-  --threads`` and the asv suite (house rule: never a timing threshold in a test).
+  How much two threads on two arrays gain in wall time is a measurement, not a test (house
+  rule: never a timing threshold in a test): ``asv_bench/benchmarks/bench_threads.py``.
 """
 
 from __future__ import annotations
