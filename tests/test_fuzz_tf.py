@@ -25,8 +25,10 @@ A failing seed prints its whole program (the driver's message); to list a seed's
 
     python tests/fuzz_programs.py --show SEED
 
-Seeds that found bugs are kept below as regular tests (``test_regression_*``) with the
-minimal program spelled out.
+A seed that finds a bug becomes a regular test (``test_regression_<seed>``) with the
+minimal program spelled out.  None has so far: the seeds run up to 2026-11-22 (CI's 60,
+then 3,000 programs of 60 steps and 600 of 150) all agree with TensorFlow; the bugs of
+that round were found by the bad-input, memory and no-crash suites.
 """
 
 from __future__ import annotations
