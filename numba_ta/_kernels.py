@@ -360,13 +360,13 @@ def _accumulate_segments(data, dst_offsets, src, src_offsets, sizes, add):
 
 
 @njit(**_JIT)
-def _mark_repeats(idx, seen, out):
-    """Mark the positions whose index appeared at an earlier position.
+def _mark_repeats(keys, seen, out):
+    """Mark the positions whose key appeared at an earlier position.
 
     Parameters
     ----------
-    idx : (m,) ndarray of intp
-        Indices, each in ``[0, seen.size)``.
+    keys : (m,) ndarray of intp
+        Keys, each in ``[0, seen.size)``.
     seen : (top,) ndarray of uint8
         All zero on entry; scratch.
     out : (m,) ndarray of bool
@@ -376,8 +376,8 @@ def _mark_repeats(idx, seen, out):
     -------
     None
     """
-    for k in range(idx.size):
-        i = idx[k]
+    for k in range(keys.size):
+        i = keys[k]
         out[k] = seen[i] != 0
         seen[i] = 1
 
@@ -387,7 +387,7 @@ def _mark_repeats(idx, seen, out):
 
 
 @njit(**_JIT)
-def _check_reads(idx, state, shape_id, n, is_grad, clear, zsid, seen, sids):
+def _check_reads(idx, state, shape_id, n, is_grad, clear, zsid, keys, seen, sids):
     """The per-element checks of TF's ``ReadMany``, in order; fills ``sids``.
 
     Parameters
@@ -403,8 +403,10 @@ def _check_reads(idx, state, shape_id, n, is_grad, clear, zsid, seen, sids):
     zsid : int
         Shape id of an unwritten element (the element shape), or -1 when that
         shape is not fully defined.
+    keys : (m,) ndarray of intp
+        Equal for equal indices, each in ``[0, seen.size)``; used when ``clear`` is 1.
     seen : (top,) ndarray of uint8
-        All zero on entry (``top`` > every index); scratch for repeats.
+        All zero on entry; scratch for repeats.
     sids : (m,) ndarray of int64
         Output: the shape id each position reads.
 
@@ -431,9 +433,9 @@ def _check_reads(idx, state, shape_id, n, is_grad, clear, zsid, seen, sids):
                 return k, 3
             sids[k] = shape_id[i]
         if clear:
-            if seen[i]:
+            if seen[keys[k]]:
                 return k, 3
-            seen[i] = 1
+            seen[keys[k]] = 1
     return idx.size, 0
 
 
@@ -492,7 +494,7 @@ def _commit_reads(idx, state, shape_id, offsets, sids, items, clear, src):
 
 
 @njit(**_JIT)
-def _check_writes(idx, state, shape_id, n, is_grad, sids, items, numeric, seen, add, fresh, dup):
+def _check_writes(idx, state, shape_id, n, is_grad, sids, items, numeric, keys, seen, add, fresh, dup):
     """The per-element checks of TF's ``WriteOrAggregateMany``, in order (scatter, split).
 
     Parameters
@@ -511,8 +513,10 @@ def _check_writes(idx, state, shape_id, n, is_grad, sids, items, numeric, seen, 
         Items of each interned shape.
     numeric : int
         1 when the dtype can be summed (not bool).
+    keys : (m,) ndarray of intp
+        Equal for equal indices, each in ``[0, seen.size)``.
     seen : (top,) ndarray of uint8
-        All zero on entry (``top`` > every index); scratch for repeats.
+        All zero on entry; scratch for repeats.
     add, fresh, dup : (m,) ndarray of bool
         Outputs: sum into the element; the element needs new storage; the
         index appeared at an earlier position.
@@ -531,8 +535,8 @@ def _check_writes(idx, state, shape_id, n, is_grad, sids, items, numeric, seen, 
     for k in range(idx.size):
         i = idx[k]
         st = state[i] if i < n else 0
-        d = seen[i] != 0
-        seen[i] = 1
+        d = seen[keys[k]] != 0
+        seen[keys[k]] = 1
         dup[k] = d
         if st & 2:
             return k, 1, 0

@@ -50,19 +50,27 @@ def _first(mask):
     return pos if mask.size and mask[pos] else mask.size
 
 
+def _repeat_keys(idx):
+    """``(keys, table)`` for finding repeated indices in one pass: equal indices get equal keys.
+
+    The keys are ``idx - idx.min()`` when the indices span a small range, else their rank
+    among the distinct indices (a sort), so the zeroed table is never larger than ~4x ``idx``.
+    """
+    m = idx.size
+    if not m:
+        return idx.astype(np.intp), np.zeros(0, dtype=np.uint8)
+    lo, hi = int(idx.min()), int(idx.max())
+    if hi - lo < 4 * m + 4096:
+        return (idx - lo).astype(np.intp, copy=False), np.zeros(hi - lo + 1, dtype=np.uint8)
+    _, inverse = np.unique(idx, return_inverse=True)
+    return inverse.astype(np.intp, copy=False).reshape(-1), np.zeros(m, dtype=np.uint8)
+
+
 def _not_first_occurrence(idx):
     """Boolean mask of positions whose value appeared at an earlier position."""
-    m = idx.size
-    if m < 2:
-        return np.zeros(m, dtype=bool)
-    lo, hi = int(idx.min()), int(idx.max())
-    mask = np.empty(m, dtype=bool)
-    if hi - lo < 4 * m + 4096:  # one pass over a table of the range (no sort)
-        _kernels._mark_repeats((idx - lo).astype(np.intp, copy=False), np.zeros(hi - lo + 1, np.uint8), mask)
-        return mask
-    _, first = np.unique(idx, return_index=True)
-    mask.fill(True)
-    mask[first] = False
+    mask = np.empty(idx.size, dtype=bool)
+    if idx.size:
+        _kernels._mark_repeats(*_repeat_keys(idx), mask)
     return mask
 
 
@@ -485,13 +493,10 @@ class Storage:
         n = self.size
         m = idx.size
         zsid = self._sid(es) if is_fully_defined(es) else -1
-        top = n
-        if self.is_grad and m:
-            top = max(n, int(idx.max()) + 1)
-        seen = np.zeros(top if self.clear_after_read else 0, dtype=np.uint8)
+        keys, seen = _repeat_keys(idx) if self.clear_after_read else (idx, np.zeros(0, dtype=np.uint8))
         sids = np.empty(m, dtype=np.int64)
         pos, code = _kernels._check_reads(
-            idx, self.state, self.shape_id, n, int(self.is_grad), int(self.clear_after_read), zsid, seen, sids
+            idx, self.state, self.shape_id, n, int(self.is_grad), int(self.clear_after_read), zsid, keys, seen, sids
         )
         if code:
             i = int(idx[pos])
@@ -703,10 +708,10 @@ class Storage:
         """
         m = idx.size
         add, fresh, dup = np.empty(m, dtype=bool), np.empty(m, dtype=bool), np.empty(m, dtype=bool)
-        seen = np.zeros(int(idx.max()) + 1 if m else 0, dtype=np.uint8)
+        keys, seen = _repeat_keys(idx)
         pos, code, old = _kernels._check_writes(
             idx, self.state, self.shape_id, self.size, int(self.is_grad), sids, self._items_array(),
-            int(is_numeric(self.dtype)), seen, add, fresh, dup,
+            int(is_numeric(self.dtype)), keys, seen, add, fresh, dup,
         )  # fmt: skip
         if not code:
             return m, None, add, fresh, dup

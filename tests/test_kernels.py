@@ -101,3 +101,35 @@ def test_accumulate_segments():
         np.array([1, 0], dtype=np.uint8),
     )
     np.testing.assert_array_equal(data, [1, 2, 1, 1, 1, 2, 3, 4, 1, 1])
+
+
+@pytest.mark.parametrize("span", [8, 10**3, 2**31 - 1], ids=["narrow", "medium", "int32-wide"])
+def test_repeats_match_np_unique(rng, span):
+    """Repeated indices are found the same way over a small table or, for wide spans, by rank."""
+    for m in (0, 1, 2, 7, 500):
+        idx = rng.integers(-span // 2, span // 2 + 1, m)
+        if m > 2:
+            idx[m // 2] = idx[0]  # at least one repeat
+        want = np.ones(m, dtype=bool)
+        if m:
+            want[np.unique(idx, return_index=True)[1]] = False
+        else:
+            want = want[:0]
+        np.testing.assert_array_equal(_storage._not_first_occurrence(idx), want)
+
+
+def test_wide_indices_repeats_are_errors_at_the_right_position():
+    """Wide index spans take the rank path; the first repeat still gives TF's error for its index."""
+    from numba_ta import errors, raw_ops
+
+    h, f = raw_ops.TensorArrayV3(size=0, dtype=np.float32, element_shape=[1], dynamic_size=True)
+    with pytest.raises(errors.InvalidArgumentError, match=r"index 5 because it has already been written to"):
+        raw_ops.TensorArrayScatterV3(handle=h, indices=[5, 2**30, 7, 5], value=np.ones((4, 1), np.float32), flow_in=f)
+    assert raw_ops.TensorArraySizeV3(handle=h, flow_in=f) == 0
+    n = 100_000
+    h, f = raw_ops.TensorArrayV3(size=n, dtype=np.float32, element_shape=[1])
+    raw_ops.TensorArrayScatterV3(handle=h, indices=np.arange(n), value=np.ones((n, 1), np.float32), flow_in=f)
+    with pytest.raises(errors.InvalidArgumentError, match=r"read index 3 twice because it was cleared"):
+        raw_ops.TensorArrayGatherV3(handle=h, indices=[3, n - 1, 3], flow_in=f, dtype=np.float32)
+    got = raw_ops.TensorArrayGatherV3(handle=h, indices=[3, n - 1], flow_in=f, dtype=np.float32)
+    np.testing.assert_array_equal(got, np.ones((2, 1), np.float32))
