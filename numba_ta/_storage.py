@@ -34,6 +34,7 @@ CLEARED = np.uint8(4)
 DATA = np.uint8(8)
 
 _W, _R, _C, _D = 1, 2, 4, 8  # the same bits as Python ints, for scalar paths
+_WD = _W | _D  # a stored element (Python folds no global names: the fast paths use this)
 _NONE, _DENSE, _RAGGED = 0, 1, 2
 _COPY_VIEW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
@@ -389,9 +390,12 @@ class Storage:
                 if not self.dynamic_size:
                     raise self._err_write_oob(index, self.size)
                 self.size = index + 1  # slots past the size are always unwritten (state 0)
-            self._rows()[index] = value
+            rows = self._fast_rows
+            if rows is None:
+                rows = self._rows()
+            rows[index] = value
             self._offb[index] = index * self.width
-            self._st[index] = _W | _D
+            self._st[index] = _WD
             self._sidb[index] = self._fast_sid
             return
         if self.closed:
@@ -474,7 +478,8 @@ class Storage:
         items = self._shape_items[sid]
         if st & _D and items:
             if sid == self._fast_sid and self._fast_shape is not None:
-                out = self._rows()[index, ...].copy()
+                rows = self._fast_rows
+                out = (self._rows() if rows is None else rows)[index, ...].copy()  # 0-d stays an array
             else:
                 o = self._offb[index]
                 out = self.data[o : o + items].reshape(shape).copy()

@@ -1666,10 +1666,13 @@ def run(cfg=None, progress=True, stream=None):
     # TensorFlow cases last: TF's thread pools may still spin after its ops and would slow what follows
     order = sorted(range(len(plan)), key=lambda k: (plan[k][2].startswith("tf"), k))
     results = [None] * len(plan)
+    copyto = None
     prog = _Progress(len(plan), stream=stream, enabled=progress)
     try:
         for k in order:
             name, op, impl, n, items = plan[k]
+            if copyto is None and impl.startswith("tf"):
+                copyto = _copyto_reference(cfg)  # before TensorFlow's thread pools can slow it down
             label = f"{name}/{IMPL_LABELS[impl]}"
             prog.start(label)
             res = Result(name, op, impl, n, items, cfg.dtype)
@@ -1701,10 +1704,16 @@ def run(cfg=None, progress=True, stream=None):
         prog.close()
     report = Report(cfg, _meta(cfg), [r for r in results if r is not None])
     report.meta["loadavg_at_start"] = load
-    if any(w in BULK for w in cfg.workloads):
-        bulk_n, bulk_items = cfg.bulk_shape()
-        report.copyto = _measure_copyto(bulk_n * bulk_items * np.dtype(cfg.dtype).itemsize, cfg.dtype, cfg.repeat)
+    report.copyto = copyto or _copyto_reference(cfg)
     return report
+
+
+def _copyto_reference(cfg):
+    """The ``np.copyto`` timing the bulk targets compare with (None without bulk workloads)."""
+    if not any(w in BULK for w in cfg.workloads):
+        return None
+    bulk_n, bulk_items = cfg.bulk_shape()
+    return _measure_copyto(bulk_n * bulk_items * np.dtype(cfg.dtype).itemsize, cfg.dtype, cfg.repeat)
 
 
 def _loadavg():
