@@ -467,7 +467,6 @@ class Storage:
                 self.state[n : index + 1] = WRITTEN
                 self.shape_id[n : index + 1] = sid
             else:
-                self._st[index] = _W
                 self._sidb[index] = sid
             self._st[index] = _W | _R | _C if self.clear_after_read else _W | _R
             return out
