@@ -32,6 +32,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from numba_ta import raw_ops
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from reference import Reference  # noqa: E402
 
@@ -53,19 +55,20 @@ WEIGHTS = {
     "Grad": 6,
     "GradWithShape": 4,
 }
-FULL = {
-    "V3": "TensorArrayV3",
-    "Write": "TensorArrayWriteV3",
-    "Read": "TensorArrayReadV3",
-    "Gather": "TensorArrayGatherV3",
-    "Scatter": "TensorArrayScatterV3",
-    "Concat": "TensorArrayConcatV3",
-    "Split": "TensorArraySplitV3",
-    "Size": "TensorArraySizeV3",
-    "Close": "TensorArrayCloseV3",
-    "Grad": "TensorArrayGradV3",
-    "GradWithShape": "TensorArrayGradWithShape",
-}
+def typed_values(ints, dtype, shape):
+    """Small integers as a value of ``dtype`` and ``shape``: complex values get an imaginary
+    part, unsigned ones the absolute value (so every dtype sees exact, varied sums)."""
+    v = np.array(ints, dtype=np.int64).reshape(shape)
+    dt = np.dtype(dtype)
+    if dt.kind == "c":
+        v = v + 1j * np.roll(v, 1)
+    elif dt.kind == "u":
+        v = np.abs(v)
+    return v.astype(dt)
+
+
+#: Short op names ("Write", "GradWithShape", "V3") -> the raw ops' names ("TensorArrayWriteV3" ...).
+FULL = {name.removeprefix("TensorArray").removesuffix("V3") or "V3": name for name in raw_ops.__all__}
 
 
 class FuzzStep(NamedTuple):
@@ -128,13 +131,8 @@ class _Gen:
                 dtype = r.choice(DTYPES)
             shape = self.shape_like(shape)
         n = int(np.prod(shape, dtype=np.int64))
-        v = np.array([r.randint(-3, 9) for _ in range(n)], dtype=np.int64).reshape(shape)
-        dt = np.dtype(dtype)
-        if dt.kind == "c":
-            v = v + 1j * np.roll(v, 1)
-        elif dt.kind == "u":
-            v = np.abs(v)
-        v = v.astype(dt)
+        v = typed_values([r.randint(-3, 9) for _ in range(n)], dtype, shape)
+        dt = v.dtype
         if dt.kind == "f" and n and r.random() < 0.08:  # non-finite values travel unchanged
             v.reshape(-1)[r.randrange(n)] = r.choice([np.inf, -np.inf, np.nan, -0.0])
         if r.random() < 0.06 and dtype in ("float32", "int32", "bool"):

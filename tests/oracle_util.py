@@ -26,6 +26,7 @@ never sent to TF: numba_ta must raise ``InvalidArgumentError``.
 from __future__ import annotations
 
 import os
+import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -39,19 +40,10 @@ import pytest
 # pytest --doctest-modules imports this file too: skip it, like the tests, without TF
 tf = pytest.importorskip("tensorflow")
 
-OPS = {
-    "V3": "TensorArrayV3",
-    "Write": "TensorArrayWriteV3",
-    "Read": "TensorArrayReadV3",
-    "Gather": "TensorArrayGatherV3",
-    "Scatter": "TensorArrayScatterV3",
-    "Concat": "TensorArrayConcatV3",
-    "Split": "TensorArraySplitV3",
-    "Size": "TensorArraySizeV3",
-    "Close": "TensorArrayCloseV3",
-    "Grad": "TensorArrayGradV3",
-    "GradWithShape": "TensorArrayGradWithShape",
-}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fuzz_programs import FULL  # noqa: E402
+
+OPS = FULL  # short op names -> tf.raw_ops names
 FULL_NAMES = set(OPS.values())
 CREATING = {"TensorArrayV3", "TensorArrayGradV3", "TensorArrayGradWithShape"}
 VALUE_OPS = {"TensorArrayReadV3", "TensorArrayGatherV3", "TensorArrayConcatV3"}

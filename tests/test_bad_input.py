@@ -43,25 +43,13 @@ import pytest
 from numba_ta import errors, raw_ops
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fuzz_programs import FULL  # noqa: E402
 from storage_view import nt_state, same_snapshot  # noqa: E402
 
 F0 = np.float32(0.0)
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
-FULL = {
-    "V3": "TensorArrayV3",
-    "Write": "TensorArrayWriteV3",
-    "Read": "TensorArrayReadV3",
-    "Gather": "TensorArrayGatherV3",
-    "Scatter": "TensorArrayScatterV3",
-    "Concat": "TensorArrayConcatV3",
-    "Split": "TensorArraySplitV3",
-    "Size": "TensorArraySizeV3",
-    "Close": "TensorArrayCloseV3",
-    "Grad": "TensorArrayGradV3",
-    "GradWithShape": "TensorArrayGradWithShape",
-}
 NO_FLOW = {"V3", "Close"}
 
 

@@ -62,6 +62,7 @@ from numba_ta import _config, raw_ops  # noqa: E402
 from numba_ta.errors import OpError  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fuzz_programs import typed_values  # noqa: E402
 from reference import Reference  # noqa: E402
 from storage_view import C, D, R, W, letter, nt_state, same_snapshot, same_value, valid_bits  # noqa: E402
 
@@ -171,13 +172,8 @@ class TensorArrayMachine(RuleBasedStateMachine):
     def value(self, data, dtype, shape):
         n = int(np.prod(shape, dtype=np.int64))
         ints = data.draw(st.lists(st.integers(-3, 9), min_size=n, max_size=n), label="values")
-        v = np.array(ints, dtype=np.int64).reshape(shape)
-        dt = np.dtype(dtype)
-        if dt.kind == "c":
-            v = v + 1j * np.roll(v, 1)
-        elif dt.kind == "u":
-            v = np.abs(v)
-        v = v.astype(dt)
+        v = typed_values(ints, dtype, shape)
+        dt = v.dtype
         if dt.kind == "f" and n and data.draw(st.integers(0, 9), label="special") == 0:
             v.reshape(-1)[0] = data.draw(st.sampled_from([np.inf, -np.inf, np.nan, -0.0]), label="non-finite")
         return v
