@@ -51,6 +51,13 @@ def _first(mask):
     return pos if mask.size and mask[pos] else mask.size
 
 
+def _err_concat_scalar(i):
+    """TF's error C2: element ``i`` of a concat is a scalar."""
+    return InvalidArgumentError(
+        f"Concat saw a scalar shape at index {i} but requires at least vectors.  Did you mean to call pack?"
+    )
+
+
 def _repeat_keys(idx):
     """``(keys, table)`` for finding repeated indices in one pass: equal indices get equal keys.
 
@@ -660,21 +667,22 @@ class Storage:
         sids = self._validate_reads(idx, self.element_shape)
         usids, inverse = np.unique(sids, return_inverse=True)
         shapes = [self.shapes[s] for s in usids]
-        ranks = np.array([len(s) for s in shapes])[inverse]
-        k = _first(ranks == 0)
-        if k < n:
-            raise InvalidArgumentError(
-                f"Concat saw a scalar shape at index {k} but requires at least vectors.  Did you mean to call pack?"
-            )
+        # TF checks element by element: C2 (scalar) at i, then C3 (attribute) at i == 0 or
+        # C4 (tails differ) at i > 0; the first failing index decides the error
+        scalar = np.array([len(s) == 0 for s in shapes])[inverse]
         shape0 = self.shapes[sids[0]]
+        if scalar[0]:
+            raise _err_concat_scalar(0)
         if not is_compatible(except0, shape0[1:]):
             raise InvalidArgumentError(
                 f"TensorArray was passed element_shape_except0 {partial_str(except0)} but index 0 has (excepting "
                 f"dimension 0) shape: {shape_str(shape0[1:])} which does not match."
             )
         tail_ok = np.array([s[1:] == shape0[1:] for s in shapes])[inverse]
-        k = _first(~tail_ok)
+        k = _first(scalar | ~tail_ok)
         if k < n:
+            if scalar[k]:
+                raise _err_concat_scalar(k)
             raise InvalidArgumentError(
                 f"TensorArray has inconsistent shapes.  Index 0 has (excepting dimension 0) shape: "
                 f"{shape_str(shape0[1:])} but index {k} has (excepting dimension 0) shape: "

@@ -26,9 +26,8 @@ A failing seed prints its whole program (the driver's message); to list a seed's
     python tests/fuzz_programs.py --show SEED
 
 A seed that finds a bug becomes a regular test (``test_regression_<seed>``) with the
-minimal program spelled out.  None has so far: the seeds run up to 2026-11-22 (CI's 60,
-then 3,000 programs of 60 steps and 600 of 150) all agree with TensorFlow; the bugs of
-that round were found by the bad-input, memory and no-crash suites.
+minimal program spelled out: so far one, seed 70831 (concat's check order), out of
+6,600 programs run beyond CI's 60 (see the regression section below).
 """
 
 from __future__ import annotations
@@ -37,6 +36,7 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
+import numpy as np
 import pytest
 
 tf = pytest.importorskip("tensorflow")
@@ -87,8 +87,26 @@ def test_programs_are_deterministic_and_varied():
 # --------------------------------------------------------------------------------------
 # regression programs
 #
-# Seeds whose programs found a numba_ta bug are kept here, minimised, as plain tests.  None
-# so far: 3000 programs of 60 steps (seeds 100-3099) and 600 of 150 steps (seeds
-# 5000-5599) agreed with TensorFlow op by op.  The bugs found while building these tests
-# came from the bad-input matrix and the no-crash tests (test_bad_input.py,
-# test_no_crash.py, test_memory.py), which keep their own regression cases.
+# Seeds whose programs found a numba_ta bug are kept here, minimised, as plain tests.
+# Runs so far: 3000 programs of 60 steps (seeds 100-3099), 600 of 150 steps (seeds
+# 5000-5599), 1500 of 60 (seeds 50000-51499) and 1500 of 60 (seeds 70000-71499); one seed
+# found a bug (70831, below).  The other bugs found while building these tests came from
+# the bad-input matrix and the no-crash tests (test_bad_input.py, test_no_crash.py,
+# test_memory.py), which keep their own regression cases.
+
+
+def test_regression_70831_concat_checks_element_by_element():
+    """Seed 70831, step 39: a concat whose element 0 does not match ``element_shape_except0``
+    and whose element 1 is a scalar.  TensorFlow checks element by element (C2 at index i,
+    then C3 at index 0), so C3 wins; numba_ta checked every element for C2 first."""
+    Runner().run(
+        [
+            S("V3", size=4, dtype="int32", dynamic_size=True, clear_after_read=False, out=("t0", "t0_f")),
+            S("Write", handle="t0", index=0, value=np.zeros((1, 0), "int32"), flow_in="t0_f", out="t0_f"),
+            S("Write", handle="t0", index=1, value=np.array(9, "int32"), flow_in="t0_f", out="t0_f"),
+            S("Write", handle="t0", index=2, value=np.zeros((1, 0), "int32"), flow_in="t0_f", out="t0_f"),
+            S("Write", handle="t0", index=3, value=np.zeros((1, 0), "int32"), flow_in="t0_f", out="t0_f"),
+            S("Concat", handle="t0", flow_in="t0_f", dtype="int32", element_shape_except0=[]),
+            S("Concat", handle="t0", flow_in="t0_f", dtype="int32", element_shape_except0=[0]),
+        ]
+    )

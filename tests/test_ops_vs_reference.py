@@ -1279,6 +1279,31 @@ def test_concat_errors(pair):
     )
 
 
+@pytest.mark.parametrize(
+    "elements, except0, message",
+    [
+        # element by element: C2 at i, then C3 at i == 0 or C4 at i > 0 (fuzz seed 70831)
+        (
+            [np.zeros((1, 0)), np.float32(9)],
+            [],
+            "TensorArray was passed element_shape_except0 [] but index 0 has (excepting dimension 0) shape: [0] "
+            "which does not match.",
+        ),
+        ([np.zeros((1, 0)), np.float32(9)], None, "Concat saw a scalar shape at index 1 but"),
+        ([np.float32(9), np.zeros((1, 0))], [], "Concat saw a scalar shape at index 0 but"),
+        ([np.ones(2), np.ones((2, 1)), np.float32(9)], None, "TensorArray has inconsistent shapes.  Index 0 has"),
+        ([np.ones(2), np.float32(9), np.ones((2, 1))], None, "Concat saw a scalar shape at index 1 but"),
+    ],
+    ids=["C3-at-0-before-C2-at-1", "C2-at-1", "C2-at-0-before-C3", "C4-at-1-before-C2-at-2", "C2-at-1-before-C4-at-2"],
+)
+def test_concat_check_order(pair, elements, except0, message):
+    h = pair.create(len(elements), "float32")
+    for i, v in enumerate(elements):
+        pair.ok("TensorArrayWriteV3", handle=h, index=i, value=np.asarray(v, np.float32), flow_in=F0)
+    e = pair.fails("TensorArrayConcatV3", IAE, handle=h, flow_in=F0, dtype=np.float32, element_shape_except0=except0)
+    assert e.message.startswith(message)  # and numba_ta's message equals the reference's
+
+
 def test_concat_grad_never_split_raises(pair):
     # TF segfaults here (divergence 2): numba_ta raises InvalidArgumentError, any message.
     h = pair.create(2, "float32", element_shape=[2])

@@ -608,6 +608,39 @@ def test_concat_errors():
     check(ta(size=2), cl(), cc(err=T1))
 
 
+def test_concat_checks_element_by_element():
+    """C2 at index i, then C3 (i == 0) or C4 (i > 0): the first failing index decides.
+
+    Found by fuzz seed 70831: numba_ta checked every element for C2 before C3 and C4.
+    """
+    c3 = r"^TensorArray was passed element_shape_except0 \[\] but index 0 has"
+    check(
+        ta(size=2),
+        w(0, np.zeros((1, 0), np.float32)),
+        w(1, a(9.0)),
+        cc(element_shape_except0=[], err=c3),  # C3 at 0 before C2 at 1
+        cc(err=r"^Concat saw a scalar shape at index 1 "),
+    )
+    check(
+        ta(size=4),
+        w(0, a([1.0, 2.0])),
+        w(1, a([[1.0], [2.0]])),
+        w(2, a(3.0)),
+        w(3, a([4.0])),
+        cc(
+            err=r"^TensorArray has inconsistent shapes\.  Index 0 has \(excepting dimension 0\) shape: \[\] but "
+            r"index 1 "
+        ),
+    )
+    check(
+        ta(size=3),
+        w(0, a([1.0, 2.0])),
+        w(1, a(3.0)),
+        w(2, a([[1.0], [2.0]])),
+        cc(err=r"^Concat saw a scalar shape at index 1 "),  # C2 at 1 before C4 at 2
+    )
+
+
 # ----------------------------------------------------------------------------------------
 # §2.7 TensorArraySplitV3
 
