@@ -27,7 +27,7 @@ A failing seed prints its whole program (the driver's message); to list a seed's
 
 A seed that finds a bug becomes a regular test (``test_regression_<seed>``) with the
 minimal program spelled out: so far one, seed 70831 (concat's check order), out of
-6,600 programs run beyond CI's 60 (see the regression section below).
+7,000 programs run beyond CI's 60 (see the regression section below).
 """
 
 from __future__ import annotations
@@ -89,8 +89,8 @@ def test_programs_are_deterministic_and_varied():
 #
 # Seeds whose programs found a numba_ta bug are kept here, minimised, as plain tests.
 # Runs so far: 3000 programs of 60 steps (seeds 100-3099), 600 of 150 steps (seeds
-# 5000-5599), 1500 of 60 (seeds 50000-51499) and 1500 of 60 (seeds 70000-71499); one seed
-# found a bug (70831, below).  The other bugs found while building these tests came from
+# 5000-5599), 1500 of 60 (seeds 50000-51499), 1500 of 60 (seeds 70000-71499) and 400 of
+# 150 (seeds 80000-80399); one seed found a bug (70831, below).  The other bugs found while building these tests came from
 # the bad-input matrix and the no-crash tests (test_bad_input.py, test_no_crash.py,
 # test_memory.py), which keep their own regression cases.
 
