@@ -811,6 +811,7 @@ class Storage:
         self.state[idx] = WRITTEN | DATA
         self.shape_id[idx] = sid
         self._put_rows(idx, np.ascontiguousarray(value).reshape(-1), width, add, dup)
+        self._note_fast(row_shape, sid)  # later one-element writes and reads of this shape: the fast paths
 
     def split(self, value, lengths, check_dtype):
         """``TensorArraySplitV3`` after P1-P4 (T1, negative lengths, P5, K7, writes)."""
@@ -871,6 +872,7 @@ class Storage:
             self.element_shape = s0
         self.state[idx] = WRITTEN | DATA
         self.shape_id[idx] = sids
+        self._note_fast(s0, int(sids[0]))  # fast paths when element 0's shape fills a dense row
         total = int(sizes.sum())
         if not total:
             return

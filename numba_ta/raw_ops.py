@@ -247,9 +247,14 @@ def TensorArrayWriteV3(handle, index, value, flow_in, name=None):  # noqa: N802
         i = _scalar_index(index)
         st = _registry.storage_of(handle, "TensorArrayWriteV3")
         v = to_array(value, "value")
-        with st.lock:
-            st.check_dtype_write(v.dtype)
+        lock = st.lock
+        lock.acquire()  # cheaper than a with-statement on this per-element path
+        try:
+            if v.dtype is not st.dtype:
+                st.check_dtype_write(v.dtype)
             st.write(i, v)
+        finally:
+            lock.release()
         return flow
     except OpError as e:
         _tag(e, "TensorArrayWriteV3")
@@ -305,9 +310,14 @@ def TensorArrayReadV3(handle, index, flow_in, dtype, name=None):  # noqa: N802
         i = _scalar_index(index)
         st = _registry.storage_of(handle, "TensorArrayReadV3")
         dt = as_dtype(dtype)
-        with st.lock:
-            st.check_dtype_read(dt)
+        lock = st.lock
+        lock.acquire()  # cheaper than a with-statement on this per-element path
+        try:
+            if dt is not st.dtype:
+                st.check_dtype_read(dt)
             return st.read(i)
+        finally:
+            lock.release()
     except OpError as e:
         _tag(e, "TensorArrayReadV3")
         raise

@@ -92,6 +92,19 @@ class TensorArray:
            [2., 2.]], dtype=float32)
     """
 
+    # slots: every write/scatter/split returns a new object, and copying seven slots costs
+    # well under half of copying an instance __dict__
+    __slots__ = (
+        "_dtype",
+        "_dynamic_size",
+        "_infer_shape",
+        "_element_shape",
+        "_handle",
+        "_flow",
+        "_size",
+        "__weakref__",
+    )
+
     def __init__(
         self,
         dtype,
@@ -175,8 +188,13 @@ class TensorArray:
     # ------------------------------------------------------------------ helpers
     def _with_flow(self, flow):
         ta = object.__new__(TensorArray)
-        ta.__dict__.update(self.__dict__)
+        ta._dtype = self._dtype
+        ta._dynamic_size = self._dynamic_size
+        ta._infer_shape = self._infer_shape
+        ta._element_shape = self._element_shape  # a one-item list: shared, as TF shares it
+        ta._handle = self._handle
         ta._flow = flow
+        ta._size = self._size
         return ta
 
     def _merged_shape(self, shape):
@@ -285,13 +303,17 @@ class TensorArray:
         if type(index) is int and -_INT32_LIMIT <= index < _INT32_LIMIT:
             # the common case: nothing to convert, straight to the storage (same checks, same errors)
             st = self._handle._storage
+            lock = st.lock
+            lock.acquire()  # cheaper than a with-statement on this path
             try:
-                with st.lock:
+                if self._dtype is not st.dtype:
                     st.check_dtype_read(self._dtype)
-                    return st.read(index)
+                return st.read(index)
             except OpError as e:
                 raw_ops._tag(e, "TensorArrayReadV3")
                 raise
+            finally:
+                lock.release()
         return raw_ops.TensorArrayReadV3(handle=self._handle, index=index, flow_in=self._flow, dtype=self._dtype)
 
     def write(self, index, value, name=None):
@@ -337,13 +359,17 @@ class TensorArray:
         ):
             # the common case: nothing to convert or merge, straight to the storage (same checks, same errors)
             st = self._handle._storage
+            lock = st.lock
+            lock.acquire()  # cheaper than a with-statement on this path
             try:
-                with st.lock:
+                if value.dtype is not st.dtype:
                     st.check_dtype_write(value.dtype)
-                    st.write(index, value)
+                st.write(index, value)
             except OpError as e:
                 raw_ops._tag(e, "TensorArrayWriteV3")
                 raise
+            finally:
+                lock.release()
             return self._with_flow(self._flow)
         v = to_array(value, "value", preferred=self._dtype)
         merged = self._merged_shape(v.shape)

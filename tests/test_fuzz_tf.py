@@ -90,9 +90,10 @@ def test_programs_are_deterministic_and_varied():
 # Seeds whose programs found a numba_ta bug are kept here, minimised, as plain tests.
 # Runs so far: 3000 programs of 60 steps (seeds 100-3099), 600 of 150 steps (seeds
 # 5000-5599), 1500 of 60 (seeds 50000-51499), 1500 of 60 (seeds 70000-71499) and 400 of
-# 150 (seeds 80000-80399); one seed found a bug (70831, below).  The other bugs found while building these tests came from
-# the bad-input matrix and the no-crash tests (test_bad_input.py, test_no_crash.py,
-# test_memory.py), which keep their own regression cases.
+# 150 (seeds 80000-80399); one seed found a bug (70831, below).  The other bugs found
+# while building these tests came from the bad-input matrix and the no-crash tests
+# (test_bad_input.py, test_no_crash.py, test_memory.py), which keep their own regression
+# cases.
 
 
 def test_regression_70831_concat_checks_element_by_element():

@@ -2034,3 +2034,36 @@ def test_many_arrays_are_independent(pair):
     pair.ok("TensorArrayCloseV3", handle=hs[2])
     for h in hs:
         pair.same("TensorArrayGatherV3", handle=h, indices=[0, 1], flow_in=F0, dtype=np.float32)
+
+
+# --------------------------------------------------------------------------- fast paths after bulk writes
+
+
+@pytest.mark.parametrize("fill", ["scatter", "split"])
+@pytest.mark.parametrize("kind", ["static", "dynamic", "grad", "identical"])
+def test_one_element_ops_after_a_bulk_fill(pair, fill, kind):
+    """A scatter or split of dense rows arms the one-element fast paths of write and read
+    (white-box: the storage remembers the row shape); every write and read after it, of
+    that shape and of others, agrees with the reference, state by state."""
+    flags = {"dynamic": dict(dynamic_size=True), "identical": dict(identical_element_shapes=True)}.get(kind, {})
+    shape = (2,) if fill == "scatter" else (1, 2)  # split's elements keep their leading length
+    other = (3,) if fill == "scatter" else (2, 2)
+    h = pair.create(6, "float32", clear_after_read=False, **flags)
+    if kind == "grad":
+        pair.ok("TensorArrayWriteV3", handle=h, index=5, value=val("float32", shape), flow_in=F0)
+        h = pair.grad(h)
+    if fill == "scatter":
+        pair.ok("TensorArrayScatterV3", handle=h, indices=[0, 2, 4], value=val("float32", (3, 2), 1), flow_in=F0)
+    else:
+        pair.ok("TensorArraySplitV3", handle=h, value=val("float32", (6, 2), 1), lengths=np.ones(6, np.int64),
+                flow_in=F0)  # fmt: skip
+    assert h.nt._storage._fast_shape == shape, "the bulk fill did not arm the fast paths"
+    for i in range(6):
+        pair.read(h, i, "float32")
+    for i in (1, 3, 5, 7):  # unwritten (or soft-zero) slots, one past the end, one far past it
+        pair.write(h, i, val("float32", shape, i))
+        pair.write(h, i, val("float32", shape, i + 1))  # again: raises, or sums in a gradient array
+        pair.write(h, i, val("float32", other, i))  # another shape
+    for i in range(8):
+        pair.read(h, i, "float32")
+    pair.probe(h, "float32")
