@@ -1,6 +1,21 @@
-"""dtype normalisation, TF's C++ dtype names, and TF-like value conversion."""
+"""dtype normalisation, TF's C++ dtype names, and TF's conversion of values to arrays.
+
+Two conversions, as TensorFlow has two:
+
+* :func:`to_array` is eager ``tf.convert_to_tensor(value)`` (what ``tf.raw_ops`` do with a
+  value): numpy arrays and array-likes keep their dtype, Python scalars and sequences
+  (lists, tuples, ``memoryview``, ``array.array``, ndarrays inside lists ...) follow TF's
+  sequence converter, whose dtype comes from the first scalar found.
+* :func:`graph_array` is graph-mode ``convert_to_tensor(value, preferred_dtype=dtype)``
+  (what ``tf.TensorArray`` in a TF1 graph does): ``make_tensor_proto``, which casts any
+  numpy array with ``astype`` and Python values that pass TF's type check.
+"""
 
 from __future__ import annotations
+
+import math
+import numbers
+import types
 
 import numpy as np
 
@@ -14,8 +29,23 @@ SUPPORTED_DTYPES = frozenset(
     )
 )
 
-# fast look-up of the usual spellings: np.dtype objects, numpy scalar types, names
+# TF's ``DataType`` enum (tensorflow/core/framework/types.proto), the form a GraphDef stores
+_TF_ENUM = {
+    1: "float32", 2: "float64", 3: "int32", 4: "uint8", 5: "int16", 6: "int8", 8: "complex64", 9: "int64",
+    10: "bool", 17: "uint16", 18: "complex128", 19: "float16", 22: "uint32", 23: "uint64",
+}
+# the enum values numba_ta does not store, named for the error message
+_TF_ENUM_UNSUPPORTED = {
+    7: "string", 11: "qint8", 12: "quint8", 13: "qint32", 14: "bfloat16", 15: "qint16", 16: "quint16",
+    20: "resource", 21: "variant", 24: "float8_e5m2", 25: "float8_e4m3fn", 26: "float8_e4m3fnuz",
+    27: "float8_e4m3b11fnuz", 28: "float8_e5m2fnuz", 29: "int4", 30: "uint4", 31: "int2", 32: "uint2",
+    33: "float4_e2m1fn",
+}
+
+# fast look-up of the usual spellings: np.dtype objects, numpy scalar types, names, TF's enum
+# (an int key also answers True, 1.0 and np.int64(1), as ``tf.as_dtype`` does)
 _BY_KEY = {k: d for d in SUPPORTED_DTYPES for k in (d, d.type, d.name)}
+_BY_KEY.update((k, np.dtype(name)) for k, name in _TF_ENUM.items())
 
 _TF_NAMES = {
     np.dtype("float16"): "half",
@@ -24,12 +54,19 @@ _TF_NAMES = {
 }
 
 _INT32 = np.iinfo(np.int32)
+_INT64 = np.iinfo(np.int64)
+
+
+def _supported_list():
+    return ", ".join(sorted(str(d) for d in SUPPORTED_DTYPES))
 
 
 def as_dtype(dtype, argname="dtype"):
-    """Return the numpy dtype for a numpy dtype, a string, a type or a ``tf.DType``.
+    """Return the numpy dtype for a numpy dtype, a string, a type, a ``tf.DType`` or TF's enum.
 
-    Raises ``TypeError`` naming the argument for anything numba_ta does not store.
+    The enum is TF's ``DataType`` integer as a GraphDef stores it (1 float32,
+    2 float64, 3 int32, ... 19 float16, 22 uint32, 23 uint64).  Raises
+    ``TypeError`` naming the argument for anything numba_ta does not store.
     """
     try:
         return _BY_KEY[dtype]
@@ -37,6 +74,16 @@ def as_dtype(dtype, argname="dtype"):
         pass
     if dtype is None:
         raise TypeError(f"{argname} must be given, got None")
+    if isinstance(dtype, (int, np.integer)) and not isinstance(dtype, (bool, np.bool_)):
+        code = int(dtype)
+        base = code - 100 if code > 100 else code
+        name = _TF_ENUM_UNSUPPORTED.get(base) or _TF_ENUM.get(base)
+        if name is None:
+            raise TypeError(f"{argname}: {code} is not a TensorFlow DataType enum value")
+        name += "_ref" if code > 100 else ""
+        raise TypeError(
+            f"{argname}: DataType {code} ({name}) is not supported by numba_ta; supported are " + _supported_list()
+        )
     np_type = getattr(dtype, "as_numpy_dtype", None)  # tf.DType
     if np_type is not None:
         dtype = np_type
@@ -45,10 +92,7 @@ def as_dtype(dtype, argname="dtype"):
     except TypeError:
         raise TypeError(f"{argname}: {dtype!r} is not a dtype") from None
     if out not in SUPPORTED_DTYPES:
-        raise TypeError(
-            f"{argname}: dtype {out} is not supported by numba_ta; supported are "
-            + ", ".join(sorted(str(d) for d in SUPPORTED_DTYPES))
-        )
+        raise TypeError(f"{argname}: dtype {out} is not supported by numba_ta; supported are " + _supported_list())
     return out
 
 
@@ -72,140 +116,439 @@ def is_numeric(dtype):
     return np.dtype(dtype).kind in "iufc"
 
 
-_INT64 = np.iinfo(np.int64)
+def _native(arr):
+    """``arr`` in this machine's byte order (TF reads a big-endian float32 as float32)."""
+    return arr if arr.dtype.isnative else arr.astype(arr.dtype.newbyteorder("="))
 
 
-def _leaves(x):
-    if isinstance(x, (list, tuple)):
-        for item in x:
-            yield from _leaves(item)
-    else:
-        yield x
+# --------------------------------------------------------------------------------------
+# eager conversion (tf.raw_ops): TF's py_seq_tensor.cc
 
 
-def _leaf_kind(v):
-    if isinstance(v, (bool, np.bool_)):
-        return "b"
-    if isinstance(v, (int, np.integer)):
-        return "i"
-    if isinstance(v, (float, np.floating)):
-        return "f"
-    if isinstance(v, (complex, np.complexfloating)):
-        return "c"
-    if isinstance(v, (str, bytes, np.str_, np.bytes_)):
-        return "s"
-    return None
+def to_array(value, argname="value"):
+    """Convert ``value`` to an ndarray as eager ``tf.convert_to_tensor(value)`` does.
 
-
-def _python_array(value, argname):
-    """TF's conversion of Python scalars and nested sequences (``tf.convert_to_tensor`` without dtype)."""
-    leaves = list(_leaves(value))
-    kinds = set()
-    for v in leaves:
-        k = _leaf_kind(v)
-        if k is None:
-            raise unsupported(argname, v)
-        kinds.add(k)
-    if len(kinds) > 1 and ("b" in kinds or "c" in kinds or "s" in kinds):
-        raise ValueError("Can't convert Python sequence with mixed types to Tensor.")
-    if "s" in kinds:
-        # a tf.string tensor: no numba_ta array stores it, the dtype check names it "string"
-        try:
-            return np.array(value)
-        except ValueError:
-            raise ValueError("Can't convert non-rectangular Python sequence to Tensor.") from None
-    if "f" in kinds:
-        # TF: a numpy float scalar sets the float dtype (the first one seen), else float32
-        dtype = next((v.dtype for v in leaves if isinstance(v, np.floating)), np.dtype(np.float32))
-        fmax = float(np.finfo(dtype).max)
-        if any(abs(float(v)) > fmax and np.isfinite(float(v)) for v in leaves):
-            raise ValueError("Can't convert Python sequence with a value out of range for a double-precision float.")
-    elif "i" in kinds:
-        ints = [int(v) for v in leaves]
-        lo, hi = min(ints), max(ints)
-        if _INT32.min <= lo and hi <= _INT32.max:
-            dtype = np.dtype(np.int32)
-        elif _INT64.min <= lo and hi <= _INT64.max:
-            dtype = np.dtype(np.int64)
-        else:
-            raise ValueError("Can't convert Python sequence with out-of-range integer to Tensor.")
-    elif "c" in kinds:
-        dtype = np.dtype(np.complex128)
-    elif "b" in kinds:
-        dtype = np.dtype(bool)
-    else:
-        dtype = np.dtype(np.float32)
-    try:
-        arr = np.array(value, dtype=dtype)
-    except ValueError:
-        raise ValueError("Can't convert non-rectangular Python sequence to Tensor.") from None
-    return arr
-
-
-def to_array(value, argname="value", preferred=None, dtype=None):
-    """Convert ``value`` to an ndarray the way ``tf.convert_to_tensor`` would.
-
-    numpy arrays and numpy scalars keep their dtype.  Python scalars and
-    nested sequences follow TF's rules: ints become int32 (int64 when out of
-    range), any float makes float32, complex gives complex128, bools bool;
-    mixing bools or complex numbers with other kinds, out-of-range values and
-    ragged nesting raise TF's ``ValueError``.  With ``preferred`` (TF's
-    ``preferred_dtype``) a Python value is converted to that dtype when it
-    fits it.  Objects with ``.numpy()`` (TF eager tensors) are converted
-    through it.  With ``dtype`` the conversion is strict: ``TypeError`` when
-    a value does not fit.
+    numpy arrays and numpy scalars keep their dtype (in native byte order);
+    objects with ``__array__`` or ``__array_interface__`` are converted by
+    numpy and keep its dtype; objects with ``.numpy()`` (TF eager tensors)
+    through it.  Everything else is a Python scalar or sequence (lists,
+    tuples, ``memoryview``, ``array.array``, ``bytearray``, ndarrays inside a
+    list ...), converted by TF's rules: the first scalar found decides (a
+    Python float or a float32 scalar: float32; a float16 scalar: float16; a
+    float64 scalar: float64; an int: int32, int64 when a value needs it,
+    float32 when a float follows; a bool: bool; a complex: complex128; a
+    string: string), and the others must convert to it, else TF's
+    ``ValueError`` (mixed types, out-of-range values, ragged nesting).
     """
-    if type(value) is np.ndarray and (dtype is None or value.dtype == dtype):
-        return value
+    if type(value) is np.ndarray:
+        return value if value.dtype.isnative else _native(value)
     if hasattr(value, "numpy") and not isinstance(value, np.ndarray):
         value = value.numpy()
-    if isinstance(value, (np.ndarray, np.generic)):
-        arr = np.asarray(value)
-        if dtype is not None and arr.dtype != dtype:
-            return _strict_cast(arr, dtype, value, argname)
-        return arr
-    wanted = dtype if dtype is not None else preferred
-    if wanted is not None:
-        try:
-            arr = _python_array(value, argname)
-        except ValueError:
-            if dtype is not None:
-                raise
-            arr = None
-        if arr is not None and (arr.dtype == wanted or _fits(arr, wanted)):
-            return np.array(value, dtype=wanted)  # from the Python values: no float32 rounding on the way
-        if dtype is not None:
-            raise TypeError(f"{argname}: cannot convert {value!r} to an array of dtype {dtype}")
+    if isinstance(value, (np.ndarray, np.generic)) or hasattr(value, "__array__") or hasattr(
+        value, "__array_interface__"
+    ):
+        return _native(np.asarray(value))
     return _python_array(value, argname)
 
 
-# TF converts values only to dtypes of these kinds (a float never becomes an int)
-_WIDENS = {"b": "b", "i": "iufc", "u": "iufc", "f": "fc", "c": "c"}
+_RECT = "Can't convert non-rectangular Python sequence to Tensor."
+_MIXED = "Can't convert Python sequence with mixed types to Tensor."
+_OOR = "Can't convert Python sequence with out-of-range integer to Tensor."
+_OORD = "Can't convert Python sequence with a value out of range for a double-precision float."
+_FOUND_INT64 = "Can't convert Python sequence with out-of-range integer to int32 Tensor."
+_FOUND_FLOAT = "Can't convert Python sequence with floating point values to integer Tensor."
+
+_BLOCK_KINDS = frozenset("biufcUS")  # ndarrays converted in one go (others element by element)
 
 
-def _fits(arr, dtype):
-    """Whether TF would convert ``arr``'s values to ``dtype``: same kind family, in range, ints exact."""
-    dtype = np.dtype(dtype)
-    if dtype.kind not in _WIDENS.get(arr.dtype.kind, ""):
-        return False
-    if not arr.size:
+class _Stop(Exception):
+    """A converter met an element it cannot take (TF's error code)."""
+
+    def __init__(self, error):
+        super().__init__(error)
+        self.error = error
+
+
+def _is_sequence(obj):
+    """CPython's ``PySequence_Check``, which TF's converter asks."""
+    if isinstance(obj, (list, tuple, np.ndarray)):
         return True
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        return bool(arr.min() >= info.min and arr.max() <= info.max)
-    with np.errstate(all="ignore"):
-        cast = arr.astype(dtype)
-        if dtype.kind == "f" and arr.dtype.kind == "c":
-            return False
-        return bool(np.all(np.isfinite(cast) | ~np.isfinite(arr)))
+    if isinstance(obj, (dict, np.generic, types.MappingProxyType)):
+        return False
+    return hasattr(type(obj), "__getitem__")
 
 
-def _strict_cast(arr, dtype, original, argname):
-    if arr.dtype == dtype:
+def _zerodim(obj):
+    return obj[()] if isinstance(obj, np.ndarray) and obj.ndim == 0 else obj
+
+
+def _sample(seq):
+    """TF's ``SampleElementFromSequence``: ``seq[0]``, else the first element iterated."""
+    try:
+        return seq[0]
+    except Exception:  # noqa: BLE001 - any failure: TF tries iteration next
+        pass
+    name = type(seq).__name__
+    try:
+        it = iter(seq)
+    except Exception as e:  # noqa: BLE001
+        raise ValueError(f"Cannot infer dtype of a {name} object: {type(e).__name__}: {e}") from None
+    try:
+        return next(it)
+    except StopIteration:
+        raise ValueError(f"Cannot infer dtype of a {name} object since it is an empty sequence") from None
+    except Exception as e:  # noqa: BLE001
+        raise ValueError(
+            f"Cannot infer dtype of a {name} object, as iter(<object>).next() failed: {type(e).__name__}: {e}"
+        ) from None
+
+
+def _infer(value, argname):
+    """TF's ``InferShapeAndType``: the shape along the first elements and the first scalar's kind."""
+    shape = []
+    obj = value
+    while True:
+        obj = _zerodim(obj)
+        if isinstance(obj, (str, bytes)):
+            return shape, "string"
+        if _is_sequence(obj):
+            try:
+                n = len(obj)
+            except TypeError as e:
+                raise TypeError(f"{argname}: {e}") from None
+            shape.append(n)
+            if n == 0:
+                return shape, None  # an empty tensor: float32 unless the first path says otherwise
+            obj = _sample(obj)
+            continue
+        if isinstance(obj, np.float64):
+            return shape, "double"
+        if isinstance(obj, np.float16):
+            return shape, "half"
+        if isinstance(obj, (float, np.floating)):
+            return shape, "float"
+        if isinstance(obj, (bool, np.bool_)):
+            return shape, "bool"
+        if isinstance(obj, (int, np.integer)):
+            return shape, "int"
+        if isinstance(obj, (complex, np.complexfloating)):
+            return shape, "complex"
+        raise unsupported(argname, obj)
+
+
+class _FloatConv:
+    """TF's ``ConvertOneFloat<T>``: floats (overflow-checked below double), ints, numpy floats and ints."""
+
+    def __init__(self, dtype):
+        self.dtype = np.dtype(dtype)
+        self.cast = self.dtype.type
+        self.checked = self.dtype.itemsize < 8
+
+    def scalar(self, v):
+        if isinstance(v, float):  # Python float, np.float64
+            d = float(v)
+            out = self.cast(d)
+            if self.checked and math.isinf(out) and math.isfinite(d):
+                raise _Stop(_OORD)
+            return out
+        if isinstance(v, int):  # bool too (PyLong_Check)
+            try:
+                return self.cast(float(v))
+            except OverflowError:
+                raise _Stop(_OORD) from None
+        if isinstance(v, np.floating):
+            return self.scalar(float(v))
+        if isinstance(v, np.integer):
+            return self.scalar(int(v))
+        raise _Stop(_MIXED)
+
+    def block(self, arr):
+        kind = arr.dtype.kind
+        if kind == "f":
+            d = arr.astype(np.float64)
+            out = d.astype(self.dtype)
+            if self.checked and np.any(np.isinf(out) & np.isfinite(d)):
+                raise _Stop(_OORD)
+            return out
+        if kind in "iu":
+            return arr.astype(np.float64).astype(self.dtype)  # via double, as TF
+        raise _Stop(_MIXED)
+
+
+class _IntConv:
+    """TF's int converters: ints and numpy ints (int64 range), a float stops them (found float)."""
+
+    def __init__(self, dtype):
+        self.dtype = np.dtype(dtype)
+        self.narrow = self.dtype == np.int32
+
+    def scalar(self, v):
+        if isinstance(v, (int, np.integer)):  # Python ints (bool too), numpy ints
+            i = int(v)
+            if not _INT64.min <= i <= _INT64.max:
+                raise _Stop(_OOR)
+            if self.narrow and not _INT32.min <= i <= _INT32.max:
+                raise _Stop(_FOUND_INT64)
+            return i
+        if isinstance(v, (float, np.floating)):
+            raise _Stop(_FOUND_FLOAT)
+        raise _Stop(_MIXED)
+
+    def block(self, arr):
+        kind = arr.dtype.kind
+        if kind == "f":
+            raise _Stop(_FOUND_FLOAT)
+        if kind not in "iu":
+            raise _Stop(_MIXED)
+        flat = arr.ravel()
+        lo, hi = (_INT32.min, _INT32.max) if self.narrow else (_INT64.min, _INT64.max)
+        bad = flat > hi if kind == "u" else (flat < lo) | (flat > hi)
+        if bad.any():  # the first bad element decides, as TF stops there
+            first = int(flat[int(np.argmax(bad))])
+            raise _Stop(_OOR if first > _INT64.max else _FOUND_INT64)
+        return arr.astype(self.dtype)
+
+
+class _BoolConv:
+    dtype = np.dtype(bool)
+
+    def scalar(self, v):
+        if v is True or v is False or isinstance(v, np.bool_):
+            return bool(v)
+        raise _Stop(_MIXED)
+
+    def block(self, arr):
+        if arr.dtype.kind != "b":
+            raise _Stop(_MIXED)
         return arr
-    if _fits(arr, dtype):
-        return arr.astype(dtype)
-    raise TypeError(f"{argname}: cannot convert {original!r} to an array of dtype {dtype}")
+
+
+class _ComplexConv:
+    dtype = np.dtype(np.complex128)
+    _double = _FloatConv(np.float64)
+
+    def scalar(self, v):
+        if isinstance(v, (complex, np.complexfloating)):
+            return complex(v)
+        return complex(self._double.scalar(v))
+
+    def block(self, arr):
+        kind = arr.dtype.kind
+        if kind == "c":
+            return arr.astype(self.dtype)
+        if kind in "iuf":
+            return arr.astype(np.float64).astype(self.dtype)
+        raise _Stop(_MIXED)
+
+
+class _StringConv:
+    dtype = np.dtype(object)  # made a str array at the end: only its dtype ("string") is ever used
+
+    def scalar(self, v):
+        if isinstance(v, (str, bytes)):
+            return v
+        raise _Stop(_MIXED)
+
+    def block(self, arr):
+        if arr.dtype.kind not in "US":
+            raise _Stop(_MIXED)
+        return arr
+
+
+_CONV = {
+    "float": _FloatConv(np.float32),
+    "double": _FloatConv(np.float64),
+    "half": _FloatConv(np.float16),
+    "int32": _IntConv(np.int32),
+    "int64": _IntConv(np.int64),
+    "bool": _BoolConv(),
+    "complex": _ComplexConv(),
+    "string": _StringConv(),
+}
+
+
+def _fill(obj, depth, shape, conv, out, idx):
+    """TF's ``Converter::Helper``: check the nesting against ``shape`` and convert in order."""
+    if isinstance(obj, np.ndarray) and obj.dtype.kind in _BLOCK_KINDS and obj.shape == tuple(shape[depth:]):
+        if obj.size:
+            out[idx] = conv.block(obj)
+        return
+    if isinstance(obj, (list, tuple)):
+        seq = obj
+    else:
+        try:
+            seq = list(obj)  # PySequence_Fast
+        except TypeError:
+            raise _Stop(_RECT) from None
+    if len(seq) != shape[depth]:
+        raise _Stop(_RECT)
+    if depth + 1 < len(shape):
+        for i, item in enumerate(seq):
+            _fill(item, depth + 1, shape, conv, out, idx + (i,))
+    elif seq:
+        out[idx] = [conv.scalar(_zerodim(item)) for item in seq]
+
+
+def _convert(value, shape, conv):
+    if not shape:
+        out = np.empty((), conv.dtype)
+        out[()] = conv.scalar(_zerodim(value))
+    else:
+        out = np.empty(shape, conv.dtype)
+        _fill(value, 0, shape, conv, out, ())
+    if conv.dtype.kind == "O":
+        out = out.astype(str)
+    return out
+
+
+def _python_array(value, argname):
+    """TF's ``PySeqToTFE_TensorHandle`` without a dtype: infer, convert, fall back as TF does."""
+    shape, kind = _infer(value, argname)
+    if kind is None:
+        return np.zeros(shape, np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        try:
+            if kind != "int":
+                return _convert(value, shape, _CONV[kind])
+            try:
+                return _convert(value, shape, _CONV["int32"])
+            except _Stop as e:
+                error = e.error
+            if error == _FOUND_INT64:
+                try:
+                    return _convert(value, shape, _CONV["int64"])
+                except _Stop as e:
+                    error = e.error
+            if error == _FOUND_FLOAT:
+                return _convert(value, shape, _CONV["float"])
+            raise _Stop(error)
+        except _Stop as e:
+            raise ValueError(e.error) from None
+
+
+# --------------------------------------------------------------------------------------
+# graph-mode conversion (the TensorArray class): TF's make_tensor_proto
+
+
+def graph_array(value, dtype, argname="value", strict=False):
+    """Convert ``value`` as graph-mode ``convert_to_tensor(value, preferred_dtype=dtype)`` does.
+
+    This is what ``tf.TensorArray`` in a TF1 graph does with a written value
+    (``write``, ``scatter``, ``unstack``; ``split`` converts with
+    ``dtype=dtype``: ``strict``).  numpy arrays, numpy scalars and
+    array-likes (``__array__``, ``__array_interface__``, the buffer
+    protocol) are cast to ``dtype`` with numpy's ``astype``, whatever their
+    dtype: float64 to float32, floats to ints (truncated), out-of-range values
+    wrapped, with numpy's warnings.  Python scalars and sequences are cast
+    when TF's type check lets them (ints and floats to a float dtype, ints to
+    an int dtype, bools only to bool ...); otherwise, or when the cast fails,
+    they are converted without ``dtype`` (float64 values become float32,
+    int64 values int32 when they fit) and the op's dtype check names the
+    mismatch, as TF's kernel does.  With ``strict`` the type check's
+    ``TypeError`` is raised instead.  A list of ndarrays (not 0-d) is TF's
+    ``ValueError``: ``make_tensor_proto`` does not take one.  Objects with
+    ``.numpy()`` (TF tensors) keep their dtype, as TF never casts a tensor.
+    """
+    if type(value) is np.ndarray and (value.dtype is dtype or value.dtype == dtype):
+        return value
+    if hasattr(value, "numpy") and not isinstance(value, np.ndarray):
+        arr = _native(np.asarray(value.numpy()))
+        if strict and arr.dtype != dtype:
+            raise ValueError(f"Tensor conversion requested dtype {dtype} for Tensor with dtype {arr.dtype}: {value!r}")
+        return arr
+    try:
+        return _tensor_proto_array(value, dtype, argname)
+    except (TypeError, ValueError):
+        if strict:
+            raise
+    return _tensor_proto_array(value, None, argname)
+
+
+def _is_array_like(obj):
+    """TF's ``tensor_util._is_array_like``."""
+    if callable(getattr(obj, "__array__", None)) or isinstance(getattr(obj, "__array_interface__", None), dict):
+        return True
+    try:
+        memoryview(obj)
+    except TypeError:
+        return False
+    return not isinstance(obj, bytes)
+
+
+def _tensor_proto_array(value, dtype, argname):
+    """TF's ``make_tensor_proto(value, dtype)`` as far as the array it makes."""
+    if _is_array_like(value):
+        arr = np.asarray(value)
+        if dtype is not None:
+            arr = arr.astype(dtype)
+    else:
+        if value is None:
+            raise ValueError("None values not supported.")
+        if dtype is not None:
+            _assert_compatible(value, dtype)
+        if dtype is not None and dtype.kind in "iufc":
+            arr = np.array(value).astype(dtype)
+        else:
+            arr = np.array(value, dtype=dtype)
+        dims = _dense_dims(value)
+        if list(arr.shape) != dims:
+            raise ValueError(
+                f"Expected values {value} to be a dense tensor with shape {dims}, but got shape {list(arr.shape)}."
+            )
+        if dtype is None:
+            if arr.dtype == np.float64:
+                arr = arr.astype(np.float32)
+            elif arr.dtype == np.int64:
+                down = arr.astype(np.int32)
+                if np.array_equal(down, arr):
+                    arr = down
+    if arr.dtype.kind == "O":
+        raise TypeError(
+            f"Failed to convert elements of {value!r} to Tensor. Consider casting elements to a supported type."
+        )
+    return _native(arr)
+
+
+_COMPATIBLE = {
+    "b": (bool,),
+    "c": (numbers.Complex, np.number),
+    "f": (numbers.Real, np.integer, np.floating),
+    "i": (numbers.Integral, np.integer),
+    "u": (numbers.Integral, np.integer),
+}
+
+
+def _flatten(values):
+    if isinstance(values, (list, tuple)):
+        for v in values:
+            yield from _flatten(v)
+    else:
+        yield values
+
+
+def _assert_compatible(values, dtype):
+    """TF's ``_AssertCompatible``: every Python value must be of a type that ``dtype`` takes."""
+    expected = _COMPATIBLE[dtype.kind]
+    for v in _flatten(values):
+        if not (isinstance(v, expected) or (isinstance(v, np.ndarray) and issubclass(v.dtype.type, expected))):
+            raise TypeError(f"Expected {dtype.name}, but got {v} of type '{type(v).__name__}'.")
+
+
+def _dense_dims(values):
+    """The shape a nested list claims, arrays inside it counting with their shapes.
+
+    TF's graph-mode ``_GetDenseDimensions`` counts an ndarray inside a list as a scalar,
+    so graph-mode ``tf.TensorArray.unstack([a, b])`` refuses a list of arrays ("Expected
+    values ... to be a dense tensor with shape [2], but got shape [2, 2]") that its raw
+    ops, eager TF and numpy all take; numba_ta's class takes it (a documented divergence).
+    """
+    if isinstance(values, np.ndarray):
+        return list(values.shape)
+    if not isinstance(values, (list, tuple)):
+        return []
+    if not values:
+        return [0]
+    return [len(values)] + _dense_dims(values[0])
 
 
 def to_index(index, argname="index"):

@@ -11,14 +11,143 @@ dtype; accumulate kernels see the real numeric dtype.  ``*_par`` variants run
 their outer loop with ``prange`` and may only be used where each iteration
 writes its own output items (unique destination offsets); the API layer
 chooses them above ``_config.PARALLEL_MIN_ELEMENTS`` items.
+
+Every kernel is decorated with :func:`_kernel`, the one place of the decorator
+policy (``nogil``, cached on disk, ``parallel`` for the ``*_par`` kernels).
+Where Numba has no writable cache directory it compiles the kernels without
+the cache, with one :class:`KernelCacheWarning` per process.
 """
 
 from __future__ import annotations
 
+import signal
+import threading
+import warnings
+
+import numpy as np
 from numba import njit, prange
 
+# The decorator policy, in one place: every kernel is decorated with ``@_kernel()`` (or
+# ``@_kernel(parallel=True)`` for a ``*_par`` kernel), which applies these options.
 _JIT = dict(cache=True, nogil=True)
 _PJIT = dict(_JIT, parallel=True)
+
+#: Names of the functions decorated with :func:`_kernel` (the tests check that every kernel is).
+_KERNELS = []
+
+_warned_no_cache = False
+
+
+class KernelCacheWarning(RuntimeWarning):
+    """Numba has no writable directory to cache numba_ta's kernels in: they are compiled in each process."""
+
+
+def _warn_no_cache(source):
+    """Warn, once per process, that the kernels of ``source`` are compiled without the disk cache."""
+    global _warned_no_cache
+    if _warned_no_cache:
+        return
+    _warned_no_cache = True
+    warnings.warn(
+        f"numba_ta: Numba has no writable directory to cache compiled kernels in (not next to {source}, "
+        "not in the per-user cache, and NUMBA_CACHE_DIR is unset or not writable); the kernels are "
+        "compiled without the cache, again in every process. Set NUMBA_CACHE_DIR to a writable "
+        "directory to cache them.",
+        KernelCacheWarning,
+        stacklevel=3,
+    )
+
+
+def _kernel(parallel=False):
+    """Decorator of the kernels: ``njit`` with ``_JIT`` (``_PJIT`` when ``parallel``).
+
+    ``njit(cache=True)`` raises ``RuntimeError: cannot cache function ...: no locator
+    available`` at decoration time when Numba can write to none of its cache directories
+    (a read-only install, no writable HOME, no ``NUMBA_CACHE_DIR``).  The kernel is then
+    compiled without the cache, and one :class:`KernelCacheWarning` per process says so.
+    """
+    options = _PJIT if parallel else _JIT
+
+    def decorate(func):
+        _KERNELS.append(func.__name__)
+        try:
+            kernel = njit(**options)(func)
+        except RuntimeError as e:
+            if "no locator available" not in str(e):
+                raise
+            _warn_no_cache(func.__code__.co_filename)
+            kernel = njit(**dict(options, cache=False))(func)
+        return _hold_signals_while_loading(kernel)
+
+    return decorate
+
+
+# every signal but the synchronous ones (a fault while they are blocked would kill the process unreported)
+class _Noting:
+    """A signal handler that notes the signal while a kernel loads, else calls ``original``."""
+
+    __slots__ = ("original", "noted", "active")
+
+    def __init__(self, original, noted, active):
+        self.original, self.noted, self.active = original, noted, active
+
+    def __call__(self, signum, frame):
+        if self.active[0]:
+            self.noted.append(signum)
+            return None
+        return self.original(signum, frame)
+
+
+_ALL_SIGNALS = (
+    signal.valid_signals()
+    - {getattr(signal, n) for n in ("SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGTRAP", "SIGSYS") if hasattr(signal, n)}
+    if hasattr(signal, "pthread_sigmask")
+    else None
+)
+
+
+def _hold_signals_while_loading(kernel):
+    """Load or compile ``kernel``'s specialisations with signals held back.
+
+    Numba loads a kernel (from its cache, or by compiling it) in Python on the first call
+    of each signature in a process, and its loader keeps generators over its registries: a
+    ``KeyboardInterrupt`` raised inside one of them (Ctrl-C, or any exception from a signal
+    handler) ends that generator, and every later load in the process then fails with
+    ``RuntimeError: generator raised StopIteration``.  So, while a load runs in the main
+    thread (the only one where Python runs signal handlers), the OS holds back the main
+    thread's signals and every Python-level handler is replaced by one that only notes the
+    signal (another thread may receive a process-wide signal, and Python would run the
+    handler in the main thread all the same).  Afterwards the handlers are restored and the
+    noted signals raised again: the op is interrupted as usual, and numba stays usable.
+    Where ``signal.pthread_sigmask`` does not exist (Windows), and with
+    ``NUMBA_DISABLE_JIT=1`` (no dispatcher), nothing changes.
+    """
+    load = getattr(kernel, "_compile_for_args", None)
+    if load is None or _ALL_SIGNALS is None:
+        return kernel
+
+    def guarded_load(*args, **kws):
+        if threading.current_thread() is not threading.main_thread():
+            return load(*args, **kws)
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, _ALL_SIGNALS)
+        noted, active, replaced = [], [True], {}
+        try:
+            for sig in _ALL_SIGNALS:
+                handler = signal.getsignal(sig)
+                if callable(handler):
+                    replaced[sig] = handler
+                    signal.signal(sig, _Noting(handler, noted, active))
+            return load(*args, **kws)
+        finally:
+            active[0] = False  # from here on a handler not yet restored passes signals on
+            for sig, handler in replaced.items():
+                signal.signal(sig, handler)
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)  # signals the OS held are handled now
+            for sig in noted:
+                signal.raise_signal(sig)  # and those a handler noted
+
+    kernel._compile_for_args = guarded_load  # numba's dispatcher looks it up on the instance
+    return kernel
 
 
 # Element-sized runs.  The row and segment kernels hand each element to these as contiguous
@@ -26,7 +155,7 @@ _PJIT = dict(_JIT, parallel=True)
 # (measured on numba 0.68: a parallel index-loop copy of 64 MiB took 23 ms, these 4 ms).
 
 
-@njit(**_JIT)
+@_kernel()
 def _copy_run(dst, src):
     """Copy ``src`` into ``dst`` (1-D, same size).
 
@@ -43,7 +172,7 @@ def _copy_run(dst, src):
         dst[j] = src[j]
 
 
-@njit(**_JIT)
+@_kernel()
 def _add_run(dst, src):
     """Add ``src`` into ``dst`` in place (1-D, same size, numeric dtype).
 
@@ -60,7 +189,7 @@ def _add_run(dst, src):
         dst[j] += src[j]
 
 
-@njit(**_JIT)
+@_kernel()
 def _zero_run(dst):
     """Set ``dst`` to zeros.
 
@@ -77,7 +206,7 @@ def _zero_run(dst):
         dst[j] = 0
 
 
-@njit(**_JIT)
+@_kernel()
 def _gather_rows(data, src_offsets, width, out):
     """Copy ``width`` items from ``data[src_offsets[k]:]`` to row ``k`` of flat ``out``.
 
@@ -107,7 +236,7 @@ def _gather_rows(data, src_offsets, width, out):
     return out
 
 
-@njit(**_PJIT)
+@_kernel(parallel=True)
 def _gather_rows_par(data, src_offsets, width, out):
     """Parallel :func:`_gather_rows` (each iteration writes its own output row).
 
@@ -130,7 +259,7 @@ def _gather_rows_par(data, src_offsets, width, out):
     return out
 
 
-@njit(**_JIT)
+@_kernel()
 def _write_rows(data, dst_offsets, src, width):
     """Copy row ``k`` of flat ``src`` to ``data[dst_offsets[k]:][:width]``.
 
@@ -155,7 +284,7 @@ def _write_rows(data, dst_offsets, src, width):
         _copy_run(data[d : d + width], src[s : s + width])
 
 
-@njit(**_PJIT)
+@_kernel(parallel=True)
 def _write_rows_par(data, dst_offsets, src, width):
     """Parallel :func:`_write_rows`; ``dst_offsets`` must be unique.
 
@@ -174,7 +303,7 @@ def _write_rows_par(data, dst_offsets, src, width):
         _copy_run(data[d : d + width], src[s : s + width])
 
 
-@njit(**_JIT)
+@_kernel()
 def _accumulate_rows(data, dst_offsets, src, width, add):
     """Store or add row ``k`` of ``src`` into ``data``, in order.
 
@@ -206,7 +335,7 @@ def _accumulate_rows(data, dst_offsets, src, width, add):
             _copy_run(data[d : d + width], src[s : s + width])
 
 
-@njit(**_PJIT)
+@_kernel(parallel=True)
 def _accumulate_rows_par(data, dst_offsets, src, width, add):
     """Parallel :func:`_accumulate_rows`; ``dst_offsets`` must be unique.
 
@@ -228,7 +357,7 @@ def _accumulate_rows_par(data, dst_offsets, src, width, add):
             _copy_run(data[d : d + width], src[s : s + width])
 
 
-@njit(**_JIT)
+@_kernel()
 def _gather_segments(data, src_offsets, sizes, out_offsets, out):
     """Copy element ``k`` (``sizes[k]`` items) to ``out[out_offsets[k]:]``; concat's kernel.
 
@@ -260,7 +389,7 @@ def _gather_segments(data, src_offsets, sizes, out_offsets, out):
     return out
 
 
-@njit(**_PJIT)
+@_kernel(parallel=True)
 def _gather_segments_par(data, src_offsets, sizes, out_offsets, out):
     """Parallel :func:`_gather_segments`.
 
@@ -284,7 +413,7 @@ def _gather_segments_par(data, src_offsets, sizes, out_offsets, out):
     return out
 
 
-@njit(**_JIT)
+@_kernel()
 def _write_segments(data, dst_offsets, src, src_offsets, sizes):
     """Copy ``src[src_offsets[k]:][:sizes[k]]`` to ``data[dst_offsets[k]:]``; split's kernel.
 
@@ -312,7 +441,7 @@ def _write_segments(data, dst_offsets, src, src_offsets, sizes):
         _copy_run(data[d : d + z], src[s : s + z])
 
 
-@njit(**_PJIT)
+@_kernel(parallel=True)
 def _write_segments_par(data, dst_offsets, src, src_offsets, sizes):
     """Parallel :func:`_write_segments`.
 
@@ -332,7 +461,7 @@ def _write_segments_par(data, dst_offsets, src, src_offsets, sizes):
         _copy_run(data[d : d + z], src[s : s + z])
 
 
-@njit(**_JIT)
+@_kernel()
 def _accumulate_segments(data, dst_offsets, src, src_offsets, sizes, add):
     """Store or add each segment of ``src`` into ``data``; split into a gradient array.
 
@@ -359,7 +488,7 @@ def _accumulate_segments(data, dst_offsets, src, src_offsets, sizes, add):
             _copy_run(data[d : d + z], src[s : s + z])
 
 
-@njit(**_JIT)
+@_kernel()
 def _mark_repeats(keys, seen, out):
     """Mark the positions whose key appeared at an earlier position.
 
@@ -386,7 +515,7 @@ def _mark_repeats(keys, seen, out):
 # and for the state changes, instead of a dozen numpy passes (which cost ~50 us per call).
 
 
-@njit(**_JIT)
+@_kernel()
 def _check_reads(idx, state, shape_id, n, is_grad, clear, zsid, keys, seen, sids):
     """The per-element checks of TF's ``ReadMany``, in order; fills ``sids``.
 
@@ -439,61 +568,32 @@ def _check_reads(idx, state, shape_id, n, is_grad, clear, zsid, keys, seen, sids
     return idx.size, 0
 
 
-@njit(**_JIT)
-def _commit_reads(idx, state, shape_id, offsets, sids, items, clear, src):
-    """The state changes of TF's ``ReadMany`` after :func:`_check_reads` passed.
+@_kernel()
+def _store_reads(idx, state, shape_id, new_state, sids):
+    """Commit of a ``ReadMany`` planned by :func:`_plan_reads`: one pass of stores.
 
     Parameters
     ----------
     idx : (m,) ndarray of intp
-        Element indices (all below the array's capacity).
-    state, shape_id, offsets : (capacity,) ndarray of uint8, int32, int64
-        Per-element metadata, updated in place: unwritten elements become
-        written zeros of shape ``sids[k]``; every element read is marked read
-        (and cleared, dropping its data, when ``clear`` is 1).
+        Element indices.
+    state, shape_id : (capacity,) ndarray of uint8, int32
+        Per-element metadata, updated in place.
+    new_state : (m,) ndarray of uint8
+        State of element ``idx[k]`` after the read.
     sids : (m,) ndarray of int64
-        Shape ids from :func:`_check_reads`.
-    items : (n_shapes,) ndarray of int64
-        Items of each interned shape.
-    clear : int
-        1 when reads clear elements.
-    src : (m,) ndarray of int64
-        Output: the data offset each position copies from, -1 for zeros.
+        Its shape id (unwritten elements become soft zeros of it).
 
     Returns
     -------
-    start : int
-        ``src[0]`` when the elements lie one after another in storage in the
-        order read (one block copy), else -1.
+    None
     """
-    start = -2
-    expect = 0
     for k in range(idx.size):
         i = idx[k]
-        st = state[i]
-        if st & 1 == 0:
-            st = 1
-            shape_id[i] = sids[k]
-        w = items[sids[k]]
-        if st & 8 and w > 0:
-            src[k] = offsets[i]
-        else:
-            src[k] = -1
-        if start == -2:
-            start = src[k]
-            expect = start
-        if src[k] != expect or start < 0:
-            start = -1
-        expect += w
-        if clear:
-            st = (st | 6) & ~8
-        else:
-            st = st | 2
-        state[i] = st
-    return start if start >= 0 else -1
+        state[i] = new_state[k]
+        shape_id[i] = sids[k]
 
 
-@njit(**_JIT)
+@_kernel()
 def _check_writes(idx, state, shape_id, n, is_grad, sids, items, numeric, keys, seen, add, fresh, dup):
     """The per-element checks of TF's ``WriteOrAggregateMany``, in order (scatter, split).
 
@@ -557,3 +657,63 @@ def _check_writes(idx, state, shape_id, n, is_grad, sids, items, numeric, keys, 
         add[k] = a
         fresh[k] = not has_old and not d
     return idx.size, 0, 0
+
+
+@_kernel()
+def _plan_reads(idx, state, offsets, sids, items, clear, data_size, src, new_state):
+    """Where TF's ``ReadMany`` copies from, and each element's state after it; writes no metadata.
+
+    Parameters
+    ----------
+    idx : (m,) ndarray of intp
+        Element indices (all below the capacity of ``state``), checked by :func:`_check_reads`.
+    state, offsets : (capacity,) ndarray of uint8, int64
+        Per-element state bits (written 1, read 2, cleared 4, data 8) and data offsets.
+    sids : (m,) ndarray of int64
+        Shape ids from :func:`_check_reads`.
+    items : (n_shapes,) ndarray of int64
+        Items of each shape id.
+    clear : int
+        1 when reads clear elements.
+    data_size : int
+        Items in the data buffer: every run copied from must lie inside it.
+    src : (m,) ndarray of int64
+        Output: the data offset each position copies from, -1 for zeros.
+    new_state : (m,) ndarray of uint8
+        Output: the element's state after the read (written and read; cleared, without
+        data, when ``clear`` is 1).
+
+    Returns
+    -------
+    start : int
+        ``src[0]`` when the elements lie one after another in storage in the order
+        read (one block copy), else -1.
+    bad : int
+        -1, or the first position whose run lies outside the data buffer (a bug).
+    """
+    start = -2
+    expect = 0
+    for k in range(idx.size):
+        i = idx[k]
+        st = np.int64(state[i])
+        if st & 1 == 0:
+            st = np.int64(1)
+        w = items[sids[k]]
+        o = np.int64(-1)
+        if st & 8 and w > 0:
+            o = offsets[i]
+            if o < 0 or o > data_size - w:
+                return -1, k
+        src[k] = o
+        if start == -2:
+            start = o
+            expect = o
+        if o != expect or start < 0:
+            start = -1
+        expect += w
+        if clear:
+            st = (st | 6) & 247  # written, read, cleared; the data bit (8) dropped
+        else:
+            st = st | 2
+        new_state[k] = st
+    return (start if start >= 0 else -1), -1

@@ -5,11 +5,17 @@ so an array whose handles are all dropped is freed without ``close``.
 Gradient arrays are owned by their forward array (``Storage.grads``, keyed by
 ``source``), so ``TensorArrayGradV3`` finds the same one again for as long as
 the forward array lives, which is TF's ``<forward name>@<source>`` lookup.
+
+``os.fork()`` copies the locks as they are, and only the forking thread goes on
+in the child: a lock that another thread held at that moment would stay held
+forever there.  An at-fork handler gives the child a new registry lock and a new
+lock for every live array (gradient arrays are registered too).
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 import weakref
 
@@ -38,6 +44,13 @@ class TensorArrayHandle:
         for a forward array, ``"<forward name>@<source>"`` for a gradient array.
     container : str
         ``"_tensor_arrays"`` or ``"_tensor_array_grads"``, as in TF.
+
+    Notes
+    -----
+    A handle pickles by value, as :class:`numba_ta.TensorArray` does: unpickled
+    (or ``copy.deepcopy``-ed) it is the handle of a new, independent array with
+    the same contents and a new unique name; ``copy.copy`` gives an equal handle
+    to the same array.
 
     Examples
     --------
@@ -71,6 +84,14 @@ class TensorArrayHandle:
 
     def __repr__(self):
         return f'<TensorArrayHandle name="{self.container}{self.name}">'
+
+    def __reduce__(self):
+        """Pickle by value: the array's state goes with the handle (see :class:`numba_ta.TensorArray`).
+
+        ``copy.copy`` gives an equal handle to the same array; ``copy.deepcopy`` and
+        pickling give a handle to a new, independent array with a new unique name.
+        """
+        return TensorArrayHandle, (self._storage,)
 
 
 def new_name(base):
@@ -106,10 +127,45 @@ def storage_of(handle, op):
     raise TypeError(msg)
 
 
+def _rename(storage, name):
+    """Give the live array ``storage`` the unique name ``name`` (an unpickled gradient array
+    joining its unpickled forward array); nothing when it has that name already."""
+    with _lock:
+        if storage.name == name:
+            return
+        if _live.get(storage.name) is storage:
+            del _live[storage.name]
+        storage.name = name
+        _live[name] = storage
+
+
 def live_arrays():
     """List the names of arrays that are still alive (not yet garbage collected)."""
     with _lock:
         return sorted(_live.keys())
+
+
+def _after_fork_in_child():
+    """Give the forked child fresh, unheld locks: the registry's and every live array's.
+
+    Runs in the child only, where the forking thread is the only thread, so no
+    lock is taken here.  Never raises: an error is swallowed per array.
+    """
+    global _lock
+    _lock = threading.Lock()
+    try:
+        storages = list(_live.values())
+    except Exception:  # pragma: no cover - never fail a fork over this
+        return
+    for storage in storages:
+        try:
+            storage.lock = threading.Lock()
+        except Exception:  # pragma: no cover
+            pass
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _reset():

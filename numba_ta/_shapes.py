@@ -11,17 +11,58 @@ from __future__ import annotations
 import math
 import operator
 
+import numpy as np
+
+from ._dtypes import unsupported
 from .errors import InvalidArgumentError
 
 __all__ = ["TensorShape"]
 
 
-def as_partial(shape, argname="element_shape"):
-    """Normalise a user shape (None, list, tuple, TensorShape, tf.TensorShape) to a partial shape."""
+def _is_shape_proto(shape):
+    """A ``TensorShapeProto`` (duck-typed: ``unknown_rank`` and repeated ``dim`` with ``size``)."""
+    return hasattr(shape, "unknown_rank") and hasattr(shape, "dim") and not isinstance(shape, (list, tuple))
+
+
+def _is_py_int(d):
+    return isinstance(d, int) and not isinstance(d, bool)
+
+
+def _below_minus_one(dims):
+    """TF's ``PartialTensorShape`` error for a dimension below -1 (-1 and None are unknown)."""
+    shown = ",".join("?" if d is None or d == -1 else str(d) for d in dims)
+    return InvalidArgumentError(f"Shape [{shown}] has dimensions with values below -1 (where -1 means unknown)")
+
+
+def as_partial(shape, argname="element_shape", attr=False):
+    """Normalise a user shape to a partial shape.
+
+    Takes None, a list or tuple of ints and Nones, a :class:`TensorShape`, a
+    ``tf.TensorShape`` and a ``TensorShapeProto`` (``unknown_rank``, or
+    ``dim`` sizes with -1 for unknown).  With ``attr`` (an op's shape
+    attribute, as TF's kernels and GraphDefs spell it) a Python int -1 in a
+    list or tuple is an unknown dimension too, and a dimension below -1 is
+    TF's ``InvalidArgumentError``; elsewhere a negative dimension is
+    ``ValueError``, as ``tf.TensorShape`` has it.
+    """
     if shape is None:
         return None
     if isinstance(shape, TensorShape):
         return shape._dims
+    if _is_shape_proto(shape):
+        if shape.unknown_rank:
+            return None
+        sizes = [int(d.size) for d in shape.dim]
+        if any(s < -1 for s in sizes):
+            raise _below_minus_one(sizes)
+        out = [None if s == -1 else s for s in sizes]
+        check_num_elements(out, argname)
+        return tuple(out)
+    if attr and isinstance(shape, (list, tuple)) and all(d is None or _is_py_int(d) for d in shape):
+        # TF's eager fast path and its kernels read a list of Python ints as a PartialTensorShape
+        if any(d is not None and d < -1 for d in shape):
+            raise _below_minus_one(shape)
+        shape = [None if d == -1 else d for d in shape]
     dims = getattr(shape, "dims", shape) if not isinstance(shape, (list, tuple)) else shape
     if dims is None:  # tf.TensorShape(None)
         return None
@@ -67,6 +108,30 @@ def check_num_elements(dims, argname="element_shape"):
             f"Error converting {argname} to a TensorShape: Shape {partial_str(tuple(dims))} would have more than "
             "2**63 - 1 elements"
         )
+
+
+def as_shape_tensor(value, argname="shape_to_prepend"):
+    """A shape where an int tensor belongs (``shape_to_prepend``), as TF converts one.
+
+    A fully defined :class:`TensorShape` or ``tf.TensorShape`` becomes its
+    dimensions; a partial one is TF's ``ValueError`` (``Cannot convert a
+    partially known TensorShape ... to a Tensor.``), and so is a
+    ``TensorShapeProto`` (TF has no conversion for it).  Anything else is
+    returned as it is.
+    """
+    if isinstance(value, TensorShape) or (
+        hasattr(value, "as_list") and hasattr(value, "is_fully_defined") and hasattr(value, "dims")
+    ):
+        dims = as_partial(value, argname)
+        if not is_fully_defined(dims):
+            raise ValueError(f"Cannot convert a partially known TensorShape {py_str(dims)} to a Tensor.")
+        return np.array(dims, np.int64 if any(d > _INT32_MAX for d in dims) else np.int32)
+    if _is_shape_proto(value):
+        raise unsupported(argname, value)
+    return value
+
+
+_INT32_MAX = 2**31 - 1
 
 
 def is_fully_defined(p):
@@ -289,6 +354,9 @@ class TensorShape:
 
     def __hash__(self):
         return hash(self._dims)
+
+    def __reduce__(self):
+        return TensorShape, (self._dims,)
 
     def __repr__(self):
         return "TensorShape(None)" if self._dims is None else f"TensorShape({list(self._dims)})"

@@ -14,6 +14,20 @@ the buffer is a ``(capacity, *element_shape)`` array and stack is one copy.
 When an element of another size arrives the array turns *ragged*: elements
 already stored stay where they are and new ones are appended at ``used``.
 Both buffers grow geometrically.  ``state`` holds the flag bits below.
+
+Atomicity
+---------
+An op checks everything first, then does its data work where nothing can see
+it (new storage, unused rows, scratch buffers, the result it returns), and
+then commits: every change another op could observe (element states, shape
+ids, offsets, size, element shape, the interned-shape table) is made by ONE
+statement of stores (its targets on one line, no call or property among them:
+Python checks for signals only at calls and jumps, and a tracing function sees
+only line starts), so an exception raised
+at any point -- a signal handler's ``KeyboardInterrupt``, a ``MemoryError``, a
+tracing function -- finds the array either as it was or with the op done.
+Interned shapes live in one immutable table (``_tab``) replaced whole at the
+commit, so a failed or interrupted op interns nothing.
 """
 
 from __future__ import annotations
@@ -26,7 +40,7 @@ import numpy as np
 from . import _config, _kernels
 from ._dtypes import is_numeric, tf_name
 from ._shapes import is_compatible, is_fully_defined, merge, partial_str, shape_str
-from .errors import InvalidArgumentError, ResourceExhaustedError, UnimplementedError
+from .errors import InternalError, InvalidArgumentError, ResourceExhaustedError, UnimplementedError
 
 WRITTEN = np.uint8(1)
 READ = np.uint8(2)
@@ -113,6 +127,35 @@ def _segments_start(offsets, sizes):
     return first
 
 
+_INT64_MAX = 2**63 - 1
+
+
+def _checked_total(sizes):
+    """The exact sum of the non-negative int64 ``sizes`` as a Python int (no int64 wrap-around)."""
+    if not sizes.size:
+        return 0
+    if int(sizes.max()) <= _INT64_MAX // sizes.size:
+        return int(sizes.sum())
+    return sum(sizes.tolist())
+
+
+def _new_table(shapes):
+    """An interned-shape table ``(shapes, index, items, items_array)`` holding ``shapes`` (a list)."""
+    items = [math.prod(s) for s in shapes]
+    return shapes, {s: k for k, s in enumerate(shapes)}, items, np.array(items, dtype=np.int64)
+
+
+def _extend_table(tab, new):
+    """``tab`` plus the shapes ``new`` (not in it), as a new table; ``tab`` is left as it is.
+
+    Raises InvalidArgumentError when a shape has more than 2**63 - 1 items (TF aborts there).
+    """
+    for s in new:
+        if math.prod(s) > _INT64_MAX:
+            raise InvalidArgumentError(f"Shape {shape_str(s)} would have more than 2**63 - 1 elements")
+    return _new_table(tab[0] + list(new))
+
+
 def _parallel(items):
     return items >= _config.PARALLEL_MIN_ELEMENTS
 
@@ -177,10 +220,7 @@ class Storage:
         self.size = int(size)
         self.cap = self.size
         self._st, self._sidb, self._offb, self.state, self.shape_id, self.offsets = _meta_buffers(self.cap)
-        self.shapes = []
-        self._shape_index = {}
-        self._shape_items = []
-        self._items_arr = np.zeros(0, dtype=np.int64)
+        self._tab = _new_table([])
         self.layout = _NONE
         self.width = 0
         self.used = 0
@@ -192,11 +232,18 @@ class Storage:
         """The partial element shape (TF's ``element_shape_``)."""
         return self._es
 
-    @element_shape.setter
-    def element_shape(self, value):
-        if value != self._es:
-            self._es = value
-            self._fast_shape = self._fast_rows = None
+    @property
+    def shapes(self):
+        """The interned element shapes (a list indexed by shape id); never changed in place."""
+        return self._tab[0]
+
+    def _es_commit(self, es):
+        """``(element_shape, fast_shape)`` to store at a commit that sets the element shape to ``es``.
+
+        The fast paths assume their shape passes the element-shape check, so a change of
+        the element shape switches them off until the next successful write re-arms them.
+        """
+        return es, (self._fast_shape if es == self._es else None)
 
     def _note_fast(self, shape, sid):
         """Remember ``shape`` for the fast path once a write of it succeeded on the dense layout.
@@ -204,26 +251,42 @@ class Storage:
         A write of this shape to an unwritten slot inside the array then passes
         every check (T1-T8) and needs no allocation: the caller has just seen it.
         """
-        if self.layout == _DENSE and self._shape_items[sid] == self.width and self.width:
+        if self.layout == _DENSE and self._tab[2][sid] == self.width and self.width:
             self._fast_shape, self._fast_sid, self._fast_rows = shape, sid, None
 
     def _rows(self):
         rows = self._fast_rows
         if rows is None:
-            rows = self._fast_rows = self.data.reshape((self.cap,) + self._fast_shape)
+            rows = self._fast_rows = self.data[: self.cap * self.width].reshape((self.cap,) + self._fast_shape)
         return rows
 
-    def _sid(self, shape):
-        sid = self._shape_index.get(shape)
-        if sid is None:
-            sid = len(self.shapes)
-            self.shapes.append(shape)
-            self._shape_index[shape] = sid
-            self._shape_items.append(math.prod(shape))
-        return sid
+    def _plan_shapes(self, shapes):
+        """Shape ids of ``shapes`` (full shapes, tuples) without interning any.
 
-    def _items(self, sid):
-        return self._shape_items[sid]
+        Returns ``(sids, tab)``: a shape already interned keeps its id, a new one gets
+        the id it will have once ``tab`` -- the table to store at the op's commit --
+        replaces ``self._tab``.  ``tab`` is ``self._tab`` itself when nothing is new.
+        """
+        tab = self._tab
+        index = tab[1]
+        new = {}
+        sids = []
+        for shape in shapes:
+            sid = index.get(shape)
+            if sid is None:
+                sid = new.get(shape)
+                if sid is None:
+                    sid = new[shape] = len(tab[0]) + len(new)
+            sids.append(sid)
+        return sids, (_extend_table(tab, new) if new else tab)
+
+    def _plan_shape(self, shape):
+        """``(sid, tab)`` for one shape, as :meth:`_plan_shapes`."""
+        sid = self._tab[1].get(shape)
+        if sid is not None:
+            return sid, self._tab
+        sids, tab = self._plan_shapes([shape])
+        return sids[0], tab
 
     def _check_open(self):
         """T1 when the array is closed."""
@@ -231,7 +294,10 @@ class Storage:
             raise InvalidArgumentError(f"TensorArray {self.name} has already been closed.")
 
     def _reserve(self, n):
-        """Make room for ``n`` elements in the metadata (and dense data); grows geometrically."""
+        """Make room for ``n`` elements in the metadata (and dense data); grows geometrically.
+
+        Changes nothing an op can see: new slots are unwritten, and ``cap`` is raised last.
+        """
         if n <= self.cap:
             return
         newcap = max(n, 2 * self.cap, 8)
@@ -243,7 +309,7 @@ class Storage:
     def _grow_meta(self, newcap):
         """Enlarge the metadata to ``newcap`` slots (a copy; amortised by geometric growth).
 
-        Atomic: on :class:`ResourceExhaustedError` the old buffers are untouched.
+        Atomic: on :class:`ResourceExhaustedError` (or any exception) the old buffers are in use.
         """
         meta = _meta_buffers(newcap)
         n = min(self.cap, len(self.state))
@@ -254,61 +320,58 @@ class Storage:
     def _grow_data(self, items):
         """Enlarge the data buffer to ``items`` keeping its contents (in place when nothing views it).
 
-        Atomic: on :class:`ResourceExhaustedError` the old buffer is kept.
+        Atomic: on :class:`ResourceExhaustedError` (or any exception) the old buffer is in use.
         """
-        data, self.data, self._fast_rows = self.data, None, None
+        if items <= self.data.size:  # an interrupted growth may have left it larger than its capacity needs
+            return
+        self._fast_rows = None  # a view of the buffer: it would block the resize in place
         try:
-            data.resize(items, refcheck=True)  # realloc: large blocks move without a copy
+            self.data.resize(items, refcheck=True)  # realloc: large blocks move without a copy
+            return
         except MemoryError:
-            self.data = data
             raise _oom((items,), self.dtype) from None
         except ValueError:  # a view of it is alive (stack(copy=False)): leave it intact, copy
-            try:
-                new = _new(items, self.dtype)
-            finally:
-                self.data = data
-            new[: data.size] = data
-            data = new
-        self.data = data
-
-    def _resize(self, n):
-        """Grow to ``n`` elements; new slots are unwritten (slots past the size always have state 0)."""
-        if n > self.size:
-            self._reserve(n)
-            self.size = n
+            pass
+        new = _new(items, self.dtype)
+        new[: self.data.size] = self.data
+        self.data = new
 
     def _alloc(self, slots, items):
-        """Give each slot in ``slots`` (unique) room for ``items[k]`` items; set offsets."""
+        """Room for ``items[k]`` items for each slot in ``slots`` (unique); returns their offsets.
+
+        Stores no offset (the op's commit does): it only allocates, choosing the layout
+        on the first call and turning a dense array ragged when a size differs from its
+        rows.  Room handed out but never committed is unused, never visible.
+        """
         if slots.size == 0:
-            return
+            return np.zeros(0, dtype=np.int64)
         if self.layout == _NONE:  # allocate first: a failure leaves the array as it was
             if np.all(items == items[0]):
                 w = int(items[0])
                 try:
-                    self.data = _new(self.cap * w, self.dtype)
+                    data = _new(self.cap * w, self.dtype)
                 except ResourceExhaustedError:
                     raise _oom((self.cap, w), self.dtype) from None
-                self.layout, self.width = _DENSE, w
+                self.data, self.layout, self.width = data, _DENSE, w
             else:
-                self.data = _new(int(items.sum()), self.dtype)
-                self.layout, self.used = _RAGGED, 0
+                self.data, self.layout, self.used = _new(_checked_total(items), self.dtype), _RAGGED, 0
         if self.layout == _DENSE:
             if np.all(items == self.width):
-                self.offsets[slots] = slots.astype(np.int64) * self.width
-                return
-            self.layout, self.used = _RAGGED, self.data.size
-            self._fast_shape = self._fast_rows = None
-        total = int(items.sum())
-        need = self.used + total
+                return slots.astype(np.int64) * self.width
+            self.layout, self.used, self._fast_shape, self._fast_rows = _RAGGED, self.data.size, None, None
+        need = self.used + _checked_total(items)
         if need > self.data.size:
             self._grow_data(max(need, 2 * self.data.size))
-        self.offsets[slots] = self.used + _exclusive_cumsum(items)
+        offsets = self.used + _exclusive_cumsum(items)
         self.used = need
-
-    def _alloc_one(self, slot, items):
-        self._alloc(np.array([slot], dtype=np.intp), np.array([items], dtype=np.int64))
+        return offsets
 
     # ------------------------------------------------------------------ errors
+    def _err_corrupt(self, index):
+        return InternalError(
+            f"TensorArray {self.name}: element {index} points outside the array's storage (a numba_ta bug)."
+        )
+
     def _err_write_oob(self, index, size):
         return InvalidArgumentError(
             f"TensorArray {self.name}: Tried to write to index {index} but array is not resizeable and size is: {size}"
@@ -381,36 +444,41 @@ class Storage:
 
     def close(self):
         """``ClearAndMarkClosed``: drop all element data and mark closed; never fails."""
-        self.closed = True
-        self.grads = {}  # TF deletes the gradient arrays with the forward one
-        self.data = self._fast_shape = self._fast_rows = None
-        self.layout = _NONE
-        self.size = self.cap = self.used = 0
-        self._st, self._sidb, self._offb, self.state, self.shape_id, self.offsets = _meta_buffers(0)
+        meta = _meta_buffers(0)
+        # the commit: one statement, its targets on one line (a statement split over lines has a line
+        # event between them, where a tracing function could stop it halfway); TF deletes the grads too
+        s = self
+        s.closed, s.grads, s.data, s._fast_shape, s._fast_rows, s.layout, s.size, s.cap, s.used, s._st, s._sidb, s._offb, s.state, s.shape_id, s.offsets = (True, {}, None, None, None, _NONE, 0, 0, 0, *meta)  # noqa: E501  # fmt: skip
 
     # ------------------------------------------------------------------ write
-    def write(self, index, value):
-        """``LockedWriteOrAggregate`` for one element (after the op-level K7 check)."""
+    def write(self, index, value, cell=None, cell_value=None):
+        """``LockedWriteOrAggregate`` for one element (after the op-level K7 check).
+
+        ``cell[0] = cell_value`` is done in the op's commit when ``cell`` (a one-item list) is
+        given: the class's element shape changes with the array, all or nothing.
+        """
         shape = value.shape
-        if shape == self._fast_shape and 0 <= index < self.cap and not self._st[index]:
-            if index >= self.size:
-                if not self.dynamic_size:
-                    raise self._err_write_oob(index, self.size)
-                self.size = index + 1  # slots past the size are always unwritten (state 0)
+        if shape == self._fast_shape and 0 <= index < self.cap and not self._st[index] and cell is None:
             rows = self._fast_rows
             if rows is None:
                 rows = self._rows()
-            rows[index] = value
-            self._offb[index] = index * self.width
-            self._st[index] = _WD
-            self._sidb[index] = self._fast_sid
+            if index < self.size:
+                rows[index] = value  # an unwritten row: nothing sees it until the commit below
+                self._offb[index], self._sidb[index], self._st[index] = index * self.width, self._fast_sid, _WD
+                return
+            if not self.dynamic_size:
+                raise self._err_write_oob(index, self.size)
+            rows[index] = value  # slots past the size are always unwritten (state 0)
+            self._offb[index], self._sidb[index], self._st[index], self.size = (
+                index * self.width, self._fast_sid, _WD, index + 1
+            )
             return
         if self.closed:
             self._check_open()
         n = self.size
         if index < 0 or (index >= n and not self.dynamic_size):
             raise self._err_write_oob(index, n)
-        es = self.element_shape
+        es = self._es
         if shape != es and not is_compatible(es, shape):
             raise self._err_shape(index, shape, es)
         st = self._st[index] if index < n else 0
@@ -420,39 +488,40 @@ class Storage:
                 raise self._err_written_read(index)
             if not self.is_grad:
                 raise self._err_written_twice(index)
-            old = self.shapes[self._sidb[index]]
+            old = self._tab[0][self._sidb[index]]
             if old != shape:
                 raise self._err_aggregate_shape(index, old, shape)
             add = bool(st & _D) and value.size > 0
             if add and not is_numeric(self.dtype):
                 raise self._err_add_type()
-        # commit: room first (may raise ResourceExhaustedError), then what ops can see
-        if index >= n:
-            self._reserve(index + 1)
-        sid = self._shape_index.get(shape)
-        if sid is None:
-            sid = self._sid(shape)
-        items = self._shape_items[sid]
-        if add:
+        sid, tab = self._plan_shape(shape)
+        items = tab[2][sid]
+        es_new = shape if (self.identical and es != shape and not is_fully_defined(es)) else es
+        if cell is None:
+            cell, cell_value = [None], None
+        if add:  # an element holding data: sum into a scratch copy, then store it in the commit
             o = self._offb[index]
             with np.errstate(all="ignore"):  # IEEE sums: inf - inf is NaN, quietly, as in TF
-                self.data[o : o + items] += value.reshape(-1)
-            self.gradients_disallowed = True
-        elif items:
-            if self.layout == _DENSE and items == self.width:
-                o = self._offb[index] = index * items
-            else:
-                self._alloc_one(index, items)
-                o = self._offb[index]
-            self.data[o : o + items] = value.reshape(-1)
+                total = self.data[o : o + items] + value.reshape(-1)
+            es2, fast2 = self._es_commit(es_new)
+            self.data[o : o + items], self.gradients_disallowed, self._tab, self._es, self._fast_shape, cell[0] = (
+                total, True, tab, es2, fast2, cell_value
+            )
+            return
+        # data work: room (may raise ResourceExhaustedError) and the bytes, where nothing sees them
         if index >= n:
-            self.size = index + 1  # the slots in between are unwritten (state 0)
-        if self.identical and es != shape and not is_fully_defined(es):
-            self.element_shape = shape
-        self._st[index] = _W | _D
-        self._sidb[index] = sid
-        if not add:
-            self._note_fast(shape, sid)
+            self._reserve(index + 1)
+        o = 0
+        if items:
+            o = int(self._alloc(np.array([index], dtype=np.intp), np.array([items], dtype=np.int64))[0])
+            self.data[o : o + items] = value.reshape(-1)
+        es2, fast2 = self._es_commit(es_new)  # after _alloc, which may have switched the fast path off
+        # commit (slots between the old size and index stay unwritten: state 0)
+        s = self
+        s._offb[index], s._sidb[index], s._st[index], s.size, s._tab, s._es, s._fast_shape, cell[0] = (
+            o, sid, _WD, max(n, index + 1), tab, es2, fast2, cell_value
+        )
+        self._note_fast(shape, sid)
 
     # ------------------------------------------------------------------ read
     def read(self, index):
@@ -463,47 +532,52 @@ class Storage:
         if index < 0 or (index >= n and not self.is_grad):
             raise self._err_read_oob(index, n)
         st = self._st[index] if index < n else 0
+        new_st = _W | _R | _C if self.clear_after_read else _W | _R
         if not st & _W:
-            es = self.element_shape
+            es = self._es
             if not is_fully_defined(es):
                 raise self._err_read_undefined(index, es)
             out = _new(es, self.dtype, zeros=True)  # before any change: this may not fit
-            sid = self._sid(es)
-            if index >= n:
-                self._resize(index + 1)
-                self.state[n : index + 1] = WRITTEN
-                self.shape_id[n : index + 1] = sid
-            else:
-                self._sidb[index] = sid
-            self._st[index] = _W | _R | _C if self.clear_after_read else _W | _R
+            sid, tab = self._plan_shape(es)
+            if index < n:
+                self._sidb[index], self._st[index], self._tab = sid, new_st, tab
+                return out
+            self._reserve(index + 1)  # a gradient array grows with soft zeros
+            self.state[n : index + 1], self.shape_id[n : index + 1], self._st[index], self.size, self._tab = (
+                WRITTEN, sid, new_st, index + 1, tab
+            )
             return out
         if st & _C:
             raise self._err_cleared(index)
         sid = self._sidb[index]
-        shape = self.shapes[sid]
-        items = self._shape_items[sid]
+        tab = self._tab
+        items = tab[2][sid]
         if st & _D and items:
             if sid == self._fast_sid and self._fast_shape is not None:
                 rows = self._fast_rows
                 out = (self._rows() if rows is None else rows)[index, ...].copy()  # 0-d stays an array
             else:
                 o = self._offb[index]
-                out = self.data[o : o + items].reshape(shape).copy()
+                if o < 0 or o + items > self.data.size:
+                    raise self._err_corrupt(index)
+                out = self.data[o : o + items].reshape(tab[0][sid]).copy()
         else:
-            out = _new(shape, self.dtype, zeros=True)
-        self._st[index] = (st | _R | _C) & ~_D if self.clear_after_read else st | _R
+            out = _new(tab[0][sid], self.dtype, zeros=True)
+        self._st[index] = (st | _R | _C) & ~_D if self.clear_after_read else st | _R  # commit, after the copy
         return out
 
     # ------------------------------------------------------------------ many reads
     def _validate_reads(self, idx, es):
-        """``ReadMany`` checks in sequence order (one kernel pass); returns per-position shape ids.
+        """``ReadMany`` checks in sequence order (one kernel pass); interns nothing.
 
         Raises the error TF raises first (T1, T9, T10, T11).  ``idx`` is an intp vector.
+        Returns ``(sids, tab, zsid)``: per-position shape ids, the shape table they refer to
+        (to store at the commit) and the id of an unwritten element's shape (-1: undefined).
         """
         self._check_open()
         n = self.size
         m = idx.size
-        zsid = self._sid(es) if is_fully_defined(es) else -1
+        zsid, tab = self._plan_shape(es) if is_fully_defined(es) else (-1, self._tab)
         keys, seen = _repeat_keys(idx) if self.clear_after_read else (idx, np.zeros(0, dtype=np.uint8))
         sids = np.empty(m, dtype=np.int64)
         pos, code = _kernels._check_reads(
@@ -519,35 +593,46 @@ class Storage:
             if code == 2:
                 raise self._err_read_undefined(i, es)
             raise self._err_cleared(i)
-        return sids
+        return sids, tab, zsid
 
-    def _commit_reads(self, idx, sids):
-        """Apply the state changes of ``ReadMany`` (one kernel pass).
+    def _plan_reads(self, idx, sids, tab):
+        """Where ``ReadMany`` copies from, and the element states after it; changes nothing.
 
-        Returns ``(src, start)``: per-position source offsets (-1 = zeros) and the
-        offset of the one contiguous block they form, or -1.
+        Returns ``(src, start, new_state, top)``: per-position source offsets (-1 = zeros),
+        the offset of the one contiguous block they form (or -1), each element's state
+        after the read, and ``max(idx) + 1``.  Gradient arrays read past their size: the
+        room for those slots is reserved here (unwritten, so unseen until the commit).
         """
-        src = np.empty(idx.size, dtype=np.int64)
-        if not idx.size:
-            return src, -1
+        m = idx.size
+        src = np.empty(m, dtype=np.int64)
+        new_state = np.empty(m, dtype=np.uint8)
         top = int(idx.max()) + 1
-        n = self.size
-        if top > n:  # gradient arrays grow on reads past the end, with soft zeros
-            zsid = self._sid(self.element_shape)
-            self._resize(top)
-            self.state[n:top] = WRITTEN
-            self.shape_id[n:top] = zsid
-        start = _kernels._commit_reads(
-            idx, self.state, self.shape_id, self.offsets, sids, self._items_array(), int(self.clear_after_read), src
+        self._reserve(top)
+        data_size = 0 if self.data is None else self.data.size
+        start, bad = _kernels._plan_reads(
+            idx, self.state, self.offsets, sids, tab[3], int(self.clear_after_read), data_size, src, new_state
         )
-        return src, start
+        if bad >= 0:
+            raise self._err_corrupt(int(idx[bad]))
+        return src, start, new_state, top
 
-    def _items_array(self):
-        """Items of each interned shape, as an int64 array (cached)."""
-        arr = self._items_arr
-        if arr.size != len(self._shape_items):
-            arr = self._items_arr = np.array(self._shape_items, dtype=np.int64)
-        return arr
+    def _commit_reads(self, idx, sids, new_state, top, zsid, tab, es):
+        """The state changes of ``ReadMany`` (and the element shape ``es``): one commit."""
+        n = self.size
+        if top <= n and tab is self._tab and es == self._es:  # only metadata arrays change: one kernel call
+            _kernels._store_reads(idx, self.state, self.shape_id, new_state, sids)
+            return
+        es2, fast2 = self._es_commit(es)
+        if top <= n:
+            self.state[idx], self.shape_id[idx], self._tab, self._es, self._fast_shape = (
+                new_state, sids, tab, es2, fast2
+            )
+            return
+        # a gradient array read past its size: the slots in between become soft zeros
+        s = self
+        s.state[n:top], s.shape_id[n:top], s.state[idx], s.shape_id[idx], s.size, s._tab, s._es, s._fast_shape = (
+            WRITTEN, zsid, new_state, sids, top, tab, es2, fast2
+        )
 
     def _any_unwritten(self, idx):
         n = self.size
@@ -587,7 +672,7 @@ class Storage:
         With ``view``, return a read-only view of the storage instead of a copy
         when ``idx`` is ``0..n-1`` on the dense layout (see :meth:`_stack_view`).
         """
-        es = merge(self.element_shape, attr_shape)
+        es = merge(self._es, attr_shape)
         if idx.ndim != 1:
             raise InvalidArgumentError(f"Expected indices to be a vector, but received shape: {shape_str(idx.shape)}")
         if idx.size == 0:
@@ -596,30 +681,31 @@ class Storage:
                     f"TensorArray has size zero, but element shape {partial_str(attr_shape)} is not fully defined. "
                     "Currently only static shapes are supported when packing zero-size TensorArrays."
                 )
-            self.element_shape = es
-            return np.zeros((0,) + tuple(attr_shape), dtype=self.dtype)
+            out = np.zeros((0,) + tuple(attr_shape), dtype=self.dtype)
+            self._es, self._fast_shape = self._es_commit(es)
+            return out
         idx = idx.astype(np.intp, copy=False)
-        sids = self._validate_reads(idx, es)
-        shape0 = self.shapes[sids[0]]
+        sids, tab, zsid = self._validate_reads(idx, es)
+        shape0 = tab[0][sids[0]]
         if not is_compatible(attr_shape, shape0):
             raise InvalidArgumentError(
                 f"TensorArray was passed element_shape {partial_str(attr_shape)} which does not match the Tensor "
                 f"at index 0: {shape_str(shape0)}"
             )
         # TF returns early for an empty result, before comparing the other elements' shapes
-        k = _first(sids != sids[0]) if self._shape_items[sids[0]] else idx.size
+        k = _first(sids != sids[0]) if tab[2][sids[0]] else idx.size
         if k < idx.size:
             raise InvalidArgumentError(
                 f"TensorArray has inconsistent shapes.  Index 0 has shape: {shape_str(shape0)} but index {k} has "
-                f"shape: {shape_str(self.shapes[sids[k]])}"
+                f"shape: {shape_str(tab[0][sids[k]])}"
             )
         view = view and self._can_view(idx, shape0)
         out = None if view else self._new_result((idx.size,) + tuple(shape0), idx, es)
-        self.element_shape = es
-        src, start = self._commit_reads(idx, sids)
-        if view:
-            return self._stack_view(idx, src, shape0)
-        return self._gather_out(src, start, shape0, out)
+        src, start, new_state, top = self._plan_reads(idx, sids, tab)
+        # data work first, commit after: an exception in between leaves every element readable
+        out = self._stack_view(idx, src, shape0) if view else self._gather_out(src, start, shape0, out)
+        self._commit_reads(idx, sids, new_state, top, zsid, tab, es)
+        return out
 
     def _can_view(self, idx, shape):
         """Whether elements ``idx`` of ``shape`` can be returned by :meth:`_stack_view`."""
@@ -631,18 +717,18 @@ class Storage:
     def _stack_view(self, idx, src, shape):
         """Elements ``0..n-1`` (:meth:`_can_view`) as a read-only view of the dense buffer.
 
-        Safe because every element in it has just been read: TF's rules forbid
-        any later write to a read element (T5), dense elements never move, and
-        growth or close replace the buffer rather than change it.  Soft-zero
-        elements get their zeros written into their own (otherwise unused) rows.
+        Safe because every element in it is being read: TF's rules forbid any later
+        write to a read element (T5), dense elements never move, and growth or close
+        replace the buffer rather than change it.  Soft-zero elements get their zeros
+        written into their own (otherwise unused) rows.  The view is made through a
+        read-only buffer, so numpy refuses to make it writeable.
         """
         n, w = idx.size, self.width
         zero = src < 0
         if zero.any():
             self.data[: self.cap * w].reshape(self.cap, w)[idx[zero]] = 0
-        out = self.data[: n * w].reshape((n,) + tuple(shape))
-        out.flags.writeable = False
-        return out
+        ro = np.frombuffer(memoryview(self.data[: n * w]).toreadonly(), dtype=self.dtype)
+        return ro.reshape((n,) + tuple(shape))
 
     def concat(self, except0):
         """``TensorArrayConcatV3`` after lookup and K8; returns ``(value, lengths)``."""
@@ -664,13 +750,13 @@ class Storage:
                 )
             return np.zeros((0,) + tuple(except0), dtype=self.dtype), np.zeros(0, dtype=np.int64)
         idx = np.arange(n, dtype=np.intp)
-        sids = self._validate_reads(idx, self.element_shape)
+        sids, tab, zsid = self._validate_reads(idx, self._es)
         usids, inverse = np.unique(sids, return_inverse=True)
-        shapes = [self.shapes[s] for s in usids]
+        shapes = [tab[0][s] for s in usids]
         # TF checks element by element: C2 (scalar) at i, then C3 (attribute) at i == 0 or
         # C4 (tails differ) at i > 0; the first failing index decides the error
         scalar = np.array([len(s) == 0 for s in shapes])[inverse]
-        shape0 = self.shapes[sids[0]]
+        shape0 = tab[0][sids[0]]
         if scalar[0]:
             raise _err_concat_scalar(0)
         if not is_compatible(except0, shape0[1:]):
@@ -686,18 +772,15 @@ class Storage:
             raise InvalidArgumentError(
                 f"TensorArray has inconsistent shapes.  Index 0 has (excepting dimension 0) shape: "
                 f"{shape_str(shape0[1:])} but index {k} has (excepting dimension 0) shape: "
-                f"{shape_str(self.shapes[sids[k]][1:])}"
+                f"{shape_str(tab[0][sids[k]][1:])}"
             )
         lengths = np.array([s[0] for s in shapes], dtype=np.int64)[inverse]
         tail = shape0[1:]
-        big = lengths.size * int(lengths.max()) > 2**62  # the int64 sum could wrap: Python ints then
-        rows = sum(lengths.tolist()) if big else int(lengths.sum())
-        out = self._new_result((rows,) + tuple(tail), idx, self.element_shape)
-        src, start = self._commit_reads(idx, sids)
-        row = math.prod(tail)
-        sizes = lengths * row
+        out = self._new_result((_checked_total(lengths),) + tuple(tail), idx, self._es)
+        src, start, new_state, top = self._plan_reads(idx, sids, tab)
+        sizes = lengths * math.prod(tail)  # the result was allocated: every size (and the sum) fits
         total = int(sizes.sum())
-        if total:
+        if total:  # data work first, commit after
             flat = _copy_view(out.reshape(-1))
             if self.data is None:
                 flat.fill(0)
@@ -706,13 +789,15 @@ class Storage:
             else:
                 kern = _kernels._gather_segments_par if _parallel(total) else _kernels._gather_segments
                 kern(_copy_view(self.data), src, sizes, _exclusive_cumsum(sizes), flat)
+        self._commit_reads(idx, sids, new_state, top, zsid, tab, self._es)
         return out, lengths
 
     # ------------------------------------------------------------------ many writes
-    def _check_slots(self, idx, sids, shape_at):
+    def _check_slots(self, idx, sids, items, shape_at):
         """Per-position T5/T6/T7/T8 checks for writes of shape ids ``sids`` to slots ``idx`` (all ``>= 0``).
 
-        Returns ``(error_position, make_error, add, fresh, dup)``: ``make_error`` is None when
+        ``items`` is the items array of the shape table ``sids`` refer to.  Returns
+        ``(error_position, make_error, add, fresh, dup)``: ``make_error`` is None when
         all pass, else a function returning the error to raise (``raise make_error()``: an
         error object kept in a local would tie the frame, and the array, to its traceback in
         a cycle); the masks say which positions sum into their element, which elements need
@@ -722,7 +807,7 @@ class Storage:
         add, fresh, dup = np.empty(m, dtype=bool), np.empty(m, dtype=bool), np.empty(m, dtype=bool)
         keys, seen = _repeat_keys(idx)
         pos, code, old = _kernels._check_writes(
-            idx, self.state, self.shape_id, self.size, int(self.is_grad), sids, self._items_array(),
+            idx, self.state, self.shape_id, self.size, int(self.is_grad), sids, items,
             int(is_numeric(self.dtype)), keys, seen, add, fresh, dup,
         )  # fmt: skip
         if not code:
@@ -733,42 +818,102 @@ class Storage:
         if code == 2:
             return pos, lambda: self._err_written_twice(i), None, None, None
         if code == 3:
-            old_shape = self.shapes[old]
+            old_shape = self._tab[0][old]
             return pos, lambda: self._err_aggregate_shape(i, old_shape, shape_at(pos)), None, None, None
         return pos, self._err_add_type, None, None, None
 
-    def _put_rows(self, idx, flat, width, add, dup):
-        """Store (or sum, where ``add``) ``flat`` rows into slots ``idx`` (already allocated; ``dup`` as
-        in :meth:`_check_slots`)."""
-        m = idx.size
+    def _check_dst(self, dst, sizes):
+        """Every destination run ``dst[k] : dst[k] + sizes[k]`` lies inside the data buffer."""
+        if dst.size and (int(dst.min()) < 0 or int((dst + sizes).max()) > self.data.size):
+            raise InternalError(f"TensorArray {self.name}: a write would land outside the array's storage.")
+
+    def _put_rows(self, dst, flat, width):
+        """Copy the ``width``-item rows of ``flat`` to the (unused, allocated) offsets ``dst``."""
+        m = dst.size
         if not width or not m:
             return
-        dst = self.offsets[idx]
-        if not add.any():
-            start = _run_start(dst, width)
-            if start >= 0:
-                np.copyto(self.data[start : start + m * width], flat)
-                return
-            par = _parallel(m * width) and (not self.is_grad or not dup.any())
-            kern = _kernels._write_rows_par if par else _kernels._write_rows
-            kern(_copy_view(self.data), dst, _copy_view(flat), width)
+        self._check_dst(dst, width)
+        start = _run_start(dst, width)
+        if start >= 0:
+            np.copyto(self.data[start : start + m * width], flat)
             return
+        kern = _kernels._write_rows_par if _parallel(m * width) else _kernels._write_rows
+        kern(_copy_view(self.data), dst, _copy_view(flat), width)
+
+    def _put_segments(self, dst, flat, srco, sizes, total):
+        """Copy the segments of ``flat`` (``sizes[k]`` items at ``srco[k]``) to the unused offsets ``dst``.
+
+        ``total`` is ``flat.size`` when the segments are all of ``flat`` in order, else -1.
+        """
+        self._check_dst(dst, sizes)
+        start = _segments_start(dst, sizes) if total >= 0 else -1
+        if start >= 0:
+            np.copyto(self.data[start : start + total], flat)
+            return
+        kern = _kernels._write_segments_par if _parallel(total) else _kernels._write_segments
+        kern(_copy_view(self.data), dst, _copy_view(flat), srco, sizes)
+
+    def _stage_sums(self, idx, sizes, flat, srco, add):
+        """Data work of a gradient array's write-many that sums (``add``): nothing is changed.
+
+        Computes the new value of every element written (in TF's order: the old value,
+        then each write at that index in sequence) into room nothing sees yet.  Returns
+        ``(uidx, dst, store)``: the elements written, the offsets their values get, and
+        the scratch rows to store over the dense rows ``uidx`` at the commit (None when
+        the values already sit at ``dst``, newly allocated room of a ragged array).
+        """
+        uidx, first, inverse = np.unique(idx, return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        usizes = sizes[first]
+        n = self.size
+        inside = uidx < n
+        old = np.full(uidx.size, -1, dtype=np.int64)
+        has_old = np.zeros(uidx.size, dtype=bool)
+        has_old[inside] = (self.state[uidx[inside]] & DATA) != 0
+        has_old &= usizes > 0
+        old[has_old] = self.offsets[uidx[has_old]]
+        self._reserve(int(uidx[-1]) + 1)
+        dense = self.layout != _RAGGED and np.all(usizes == usizes[0]) and (
+            self.layout == _NONE or int(usizes[0]) == self.width
+        )
+        if dense:  # fixed rows: sum in a scratch block, copied over the rows at the commit
+            self._alloc(uidx[~has_old], usizes[~has_old])  # the first write chooses the layout
+        if dense and self.layout == _DENSE:
+            width = self.width
+            scratch = _new(uidx.size * width, self.dtype)
+            uoff = np.arange(uidx.size, dtype=np.int64) * width
+            store = scratch.reshape(uidx.size, width)
+        else:  # ragged: every element written gets new room, the commit moves its offset there
+            uoff = self._alloc(uidx, usizes)
+            scratch, store = self.data, None
+        if has_old.any():
+            kern = _kernels._gather_segments
+            kern(_copy_view(self.data), old[has_old], usizes[has_old], uoff[has_old], _copy_view(scratch))
+        dst = uoff[inverse]
+        add8 = add.astype(np.uint8)
         if self.dtype == np.float16:  # numba has no float16 arithmetic: numpy, in order
             with np.errstate(all="ignore"):
-                for k in range(m):
-                    d = int(dst[k])
+                for k in range(idx.size):
+                    d, s, z = int(dst[k]), int(srco[k]), int(sizes[k])
                     if add[k]:
-                        self.data[d : d + width] += flat[k * width : (k + 1) * width]
+                        scratch[d : d + z] += flat[s : s + z]
                     else:
-                        self.data[d : d + width] = flat[k * width : (k + 1) * width]
-        else:
-            par = _parallel(m * width) and not dup.any()
+                        scratch[d : d + z] = flat[s : s + z]
+        elif np.all(sizes == sizes[0]) and np.array_equal(srco, np.arange(idx.size, dtype=np.int64) * sizes[0]):
+            width = int(sizes[0])  # rows (scatter; split into equal lengths): the row kernels
+            par = _parallel(idx.size * width) and uidx.size == idx.size  # parallel only without repeats
             kern = _kernels._accumulate_rows_par if par else _kernels._accumulate_rows
-            kern(self.data, dst, flat, width, add.astype(np.uint8))
-        self.gradients_disallowed = True
+            kern(scratch, dst, flat, width, add8)
+        else:
+            _kernels._accumulate_segments(scratch, dst, flat, srco, sizes, add8)
+        if store is not None:
+            return uidx, uidx.astype(np.int64) * self.width, store
+        return uidx, uoff, None
 
-    def scatter(self, idx, value):
-        """``TensorArrayScatterV3`` after lookup, K7 and S2; ``idx`` integer ndarray."""
+    def scatter(self, idx, value, cell=None, cell_value=None):
+        """``TensorArrayScatterV3`` after lookup, K7 and S2; ``idx`` integer ndarray; ``cell`` as for :meth:`write`."""
+        if cell is None:
+            cell, cell_value = [None], None
         self._check_open()
         if idx.ndim != 1:
             raise InvalidArgumentError(f"Expected indices to be a vector, but received shape: {shape_str(idx.shape)}")
@@ -781,40 +926,68 @@ class Storage:
         if max_index >= size2:
             raise InvalidArgumentError(f"Max scatter index must be < array size ({max_index} vs. {size2})")
         if m == 0:
+            cell[0] = cell_value
             return
         idx = idx.astype(np.intp, copy=False)
         row_shape = tuple(value.shape[1:])
-        es = self.element_shape
+        es = self._es
         neg = idx < 0
         pos_neg = _first(neg)
         if pos_neg == 0:
             raise self._err_write_oob(int(idx[0]), n)
         if not is_compatible(es, row_shape):
             raise self._err_shape(int(idx[0]), row_shape, es)
-        sid = self._sid(row_shape)
+        sid, tab = self._plan_shape(row_shape)
         sids = np.full(m, sid, dtype=np.int64)
-        pos, err, add, fresh, dup = self._check_slots(idx[:pos_neg], sids[:pos_neg], lambda p: row_shape)
+        pos, err, add, fresh, dup = self._check_slots(idx[:pos_neg], sids[:pos_neg], tab[3], lambda p: row_shape)
         if err is not None:
             raise err()
         if pos_neg < m:
             size_then = max(n, int(idx[:pos_neg].max()) + 1) if self.dynamic_size else n
             raise self._err_write_oob(int(idx[pos_neg]), size_then)
-        # commit: room first (may raise ResourceExhaustedError), then what ops can see
+        # data work: room (may raise ResourceExhaustedError) and the bytes, where nothing sees them
+        width = tab[2][sid]
+        flat = np.ascontiguousarray(value).reshape(-1)
+        es_new = row_shape if (self.identical and not is_fully_defined(es)) else es
+        if width and add.any():
+            sizes = np.full(m, width, dtype=np.int64)
+            uidx, uoff, store = self._stage_sums(idx, sizes, flat, np.arange(m, dtype=np.int64) * width, add)
+            self._commit_sums(uidx, uoff, store, idx, sids, tab, es_new, cell, cell_value)
+            return
         self._reserve(max_index + 1)
-        width = self._shape_items[sid]
-        if width:
-            slots = idx[fresh]
-            self._alloc(slots, np.full(slots.size, width, dtype=np.int64))
-        self.size = max(n, max_index + 1)
-        if self.identical and not is_fully_defined(es):
-            self.element_shape = row_shape
-        self.state[idx] = WRITTEN | DATA
-        self.shape_id[idx] = sid
-        self._put_rows(idx, np.ascontiguousarray(value).reshape(-1), width, add, dup)
+        slots = idx[fresh] if width else idx[:0]
+        offs = self._alloc(slots, np.full(slots.size, width, dtype=np.int64))
+        if slots.size == m or not width:
+            self._put_rows(offs, flat, width)
+        else:  # only the rows of elements that get new room
+            self._put_rows(offs, np.ascontiguousarray(flat.reshape(m, width)[fresh]).reshape(-1), width)
+        es2, fast2 = self._es_commit(es_new)
+        # commit
+        s = self
+        s.offsets[slots], s.state[idx], s.shape_id[idx], s.size, s._tab, s._es, s._fast_shape, cell[0] = (  # noqa: E501
+            offs, WRITTEN | DATA, sid, size2, tab, es2, fast2, cell_value
+        )
         self._note_fast(row_shape, sid)  # later one-element writes and reads of this shape: the fast paths
 
-    def split(self, value, lengths, check_dtype):
-        """``TensorArraySplitV3`` after P1-P4 (T1, negative lengths, P5, K7, writes)."""
+    def _commit_sums(self, uidx, uoff, store, idx, sids, tab, es, cell, cell_value):
+        """The commit of :meth:`_stage_sums`'s values (and the element shape ``es``): one statement of stores."""
+        es2, fast2 = self._es_commit(es)
+        s = self
+        if store is not None:
+            rows = self.data[: self.cap * self.width].reshape(self.cap, self.width)
+            rows[uidx], s.offsets[uidx], s.state[idx], s.shape_id[idx], s._tab, s._es, s._fast_shape, cell[0] = (
+                store, uoff, WRITTEN | DATA, sids, tab, es2, fast2, cell_value
+            )
+        else:
+            s.offsets[uidx], s.state[idx], s.shape_id[idx], s._tab, s._es, s._fast_shape, cell[0] = (
+                uoff, WRITTEN | DATA, sids, tab, es2, fast2, cell_value
+            )
+        self.gradients_disallowed = True
+
+    def split(self, value, lengths, check_dtype, cell=None, cell_value=None):
+        """``TensorArraySplitV3`` after P1-P4 (T1, negative lengths, P5, K7, writes); ``cell`` as for :meth:`write`."""
+        if cell is None:
+            cell, cell_value = [None], None
         self._check_open()
         if lengths.size and lengths.min() < 0:
             k = _first(lengths < 0)
@@ -832,8 +1005,18 @@ class Storage:
             )
         check_dtype(value.dtype)
         tail = tuple(value.shape[1:])
-        es = self.element_shape
+        row = math.prod(tail)
+        if n_new and row and int(lengths.max()) > _INT64_MAX // row:
+            k = int(np.argmax(lengths))
+            raise InvalidArgumentError(
+                f"TensorArray {self.name}: split lengths[{k}] is {int(lengths[k])}: an element of shape "
+                f"{shape_str((int(lengths[k]),) + tail)} would have more than 2**63 - 1 elements (TensorFlow aborts "
+                "here)."
+            )
+        es = self._es
         idx = np.arange(n_new, dtype=np.intp)
+        tab = self._tab
+        es2 = es
         if n_new:
             shape_at = lambda p: (int(lengths[p]),) + tail  # noqa: E731
             s0 = shape_at(0)
@@ -851,63 +1034,270 @@ class Storage:
             else:
                 k = n_new
             ulen, inverse = np.unique(lengths, return_inverse=True)
-            sids = np.array([self._sid((int(L),) + tail) for L in ulen], dtype=np.int64)[inverse]
-            pos, err, add, fresh, _ = self._check_slots(idx, sids, shape_at)
+            usids, tab = self._plan_shapes([(int(L),) + tail for L in ulen])
+            sids = np.array(usids, dtype=np.int64)[inverse.reshape(-1)]
+            pos, err, add, fresh, _ = self._check_slots(idx, sids, tab[3], shape_at)
             if k < n_new and k <= pos:
                 raise self._err_shape(k, shape_at(k), es2)
             if err is not None:
                 raise err()
-        # commit: room first (may raise ResourceExhaustedError), then what ops can see
-        self._reserve(size2)
-        if n_new:
-            row = math.prod(tail)
-            sizes = lengths.astype(np.int64) * row
-            self._alloc(idx[fresh], sizes[fresh])
-        if not self.is_grad:
-            self.marked_size = size2
-        self.size = max(self.size, size2)
+        marked = size2 if not self.is_grad else self.marked_size
         if not n_new:
+            self._reserve(size2)
+            self.marked_size, self.size, cell[0] = marked, max(self.size, size2), cell_value
             return
-        if self.identical and not is_fully_defined(es):
-            self.element_shape = s0
-        self.state[idx] = WRITTEN | DATA
-        self.shape_id[idx] = sids
-        self._note_fast(s0, int(sids[0]))  # fast paths when element 0's shape fills a dense row
-        total = int(sizes.sum())
-        if not total:
-            return
+        # data work: room (may raise ResourceExhaustedError) and the bytes, where nothing sees them
+        sizes = lengths.astype(np.int64) * row
+        total = _checked_total(sizes)  # == value.size, which exists
         flat = np.ascontiguousarray(value).reshape(-1)
-        dst = self.offsets[idx]
         srco = _exclusive_cumsum(sizes)
-        if not add.any():
-            start = _segments_start(dst, sizes)
-            if start >= 0:
-                np.copyto(self.data[start : start + total], flat)
-                return
-            kern = _kernels._write_segments_par if _parallel(total) else _kernels._write_segments
-            kern(_copy_view(self.data), dst, _copy_view(flat), srco, sizes)
+        if total and add.any():
+            uidx, uoff, store = self._stage_sums(idx, sizes, flat, srco, add)
+            self._commit_sums(uidx, uoff, store, idx, sids, tab, es2, cell, cell_value)  # a gradient array: static size
             return
-        if self.dtype == np.float16:
-            with np.errstate(all="ignore"):
-                for k in range(n_new):
-                    d, s, z = int(dst[k]), int(srco[k]), int(sizes[k])
-                    if add[k]:
-                        self.data[d : d + z] += flat[s : s + z]
-                    else:
-                        self.data[d : d + z] = flat[s : s + z]
-        else:
-            _kernels._accumulate_segments(self.data, dst, flat, srco, sizes, add.astype(np.uint8))
-        self.gradients_disallowed = True
+        self._reserve(size2)
+        slots = idx[fresh]
+        offs = self._alloc(slots, sizes[fresh])
+        if total:
+            if slots.size == n_new:
+                self._put_segments(offs, flat, srco, sizes, total)
+            else:
+                self._put_segments(offs, flat, srco[fresh], sizes[fresh], -1)
+        es2, fast2 = self._es_commit(es2)
+        # commit
+        s = self
+        s.offsets[slots], s.state[idx], s.shape_id[idx], s.marked_size, s.size, s._tab, s._es, s._fast_shape, cell[0] = (  # noqa: E501
+            offs, WRITTEN | DATA, sids, marked, max(s.size, size2), tab, es2, fast2, cell_value
+        )
+        self._note_fast(s0, int(sids[0]))  # fast paths when element 0's shape fills a dense row
 
     # ------------------------------------------------------------------ gradients
     def copy_shapes_from(self, fwd, prepend):
-        """``CopyShapesFrom``: every forward-written slot becomes a soft zero of ``prepend + shape``."""
+        """``CopyShapesFrom``: every forward-written slot becomes a soft zero of ``prepend + shape``.
+
+        Called on a new gradient array before anything can see it.  Raises InvalidArgumentError
+        (before changing anything) when a prepended shape has more than 2**63 - 1 items.
+        """
         n = fwd.size
         written = (fwd.state[:n] & WRITTEN) != 0
         if not written.any():
             return
         fsids = fwd.shape_id[:n][written]
         usids, inverse = np.unique(fsids, return_inverse=True)
-        mapped = np.array([self._sid(tuple(prepend) + fwd.shapes[s]) for s in usids], dtype=np.int32)
-        self.state[:n][written] = WRITTEN
-        self.shape_id[:n][written] = mapped[inverse]
+        try:
+            mapped, tab = self._plan_shapes([tuple(prepend) + fwd.shapes[s] for s in usids])
+        except InvalidArgumentError as e:  # TF aborts here
+            raise InvalidArgumentError(f"shape_to_prepend {shape_str(prepend)}: {e.message}") from None
+        ids = np.array(mapped, dtype=np.int32)[inverse.reshape(-1)]
+        self.state[:n][written], self.shape_id[:n][written], self._tab = WRITTEN, ids, tab
+
+    # ------------------------------------------------------------------ pickling
+    # Format 1 of the pickled state (a dict of Python values and 1-D ndarrays, no numba object):
+    #   format 1; base, source: the name's parts (the unpickled array gets a new name, see
+    #   __setstate__); dtype (its numpy name); size; element_shape (None or a tuple of int/None);
+    #   dynamic_size, clear_after_read, identical_element_shapes, is_grad, closed,
+    #   gradients_disallowed (bools); marked_size (int); state ((size,) uint8 bits);
+    #   shapes (list of int tuples); shape_id ((size,) int32, an index into shapes, -1 where
+    #   unwritten); data (1-D, of dtype: the items of every element whose bits hold WRITTEN and
+    #   DATA, in index order, each C-ordered, prod(shape) items: nothing else of the buffer);
+    #   grads (dict source -> Storage, the forward array's gradient arrays).
+    def __getstate__(self):
+        """The array's state as format 1 above: only the bytes of elements that hold data.
+
+        Taken under the array's lock, so a concurrent op is either in the snapshot or not.
+
+        Returns
+        -------
+        dict
+            Python values and new 1-D ndarrays; ``grads`` holds the gradient ``Storage``
+            objects themselves (pickle's memo keeps an array pickled twice one array).
+
+        Raises
+        ------
+        InternalError
+            If an element points outside the data buffer (a numba_ta bug); nothing leaks.
+        """
+        import re
+
+        with self.lock:
+            n = self.size
+            bits = np.array(self.state[:n], dtype=np.uint8)
+            written = (bits & WRITTEN) != 0
+            tab = self._tab
+            usids, inverse = np.unique(self.shape_id[:n][written], return_inverse=True)
+            shape_id = np.full(n, -1, dtype=np.int32)
+            shape_id[written] = inverse.reshape(-1)
+            shapes = [tuple(int(d) for d in tab[0][k]) for k in usids.tolist()]
+            idx = np.flatnonzero((bits & (WRITTEN | DATA)) == (WRITTEN | DATA))
+            sizes = tab[3][self.shape_id[idx]] if idx.size else np.zeros(0, dtype=np.int64)
+            src = self.offsets[idx].astype(np.int64)
+            keep = sizes > 0
+            src, sizes = src[keep], sizes[keep]
+            total = _checked_total(sizes)
+            data = np.empty(total, dtype=self.dtype)
+            if total:
+                held = 0 if self.data is None else self.data.size
+                bad = _first((src < 0) | (src > held - sizes))
+                if bad < src.size:
+                    raise self._err_corrupt(int(idx[keep][bad]))
+                kern = _kernels._gather_segments_par if _parallel(total) else _kernels._gather_segments
+                kern(_copy_view(self.data), src, sizes, _exclusive_cumsum(sizes), _copy_view(data))
+            es = self._es
+            grads = dict(self.grads)
+            name = self.name
+            flags = (
+                self.dynamic_size, self.clear_after_read, self.identical, self.is_grad, self.closed,
+                self.gradients_disallowed, self.marked_size,
+            )  # fmt: skip
+        source = None
+        if flags[3]:  # "<forward base>_<counter>@<source>": the last "_<digits>@" splits it
+            m = re.fullmatch(r"(.*)_\d+@(.*)", name, re.DOTALL)
+            base, source = (m.group(1), m.group(2)) if m else (name, "")
+        else:
+            base = re.sub(r"_\d+\Z", "", name)
+        return {
+            "format": 1,
+            "base": base,
+            "source": source,
+            "dtype": self.dtype.name,
+            "size": int(n),
+            "element_shape": None if es is None else tuple(None if d is None else int(d) for d in es),
+            "dynamic_size": bool(flags[0]),
+            "clear_after_read": bool(flags[1]),
+            "identical_element_shapes": bool(flags[2]),
+            "is_grad": bool(flags[3]),
+            "closed": bool(flags[4]),
+            "gradients_disallowed": bool(flags[5]),
+            "marked_size": int(flags[6]),
+            "state": bits,
+            "shapes": shapes,
+            "shape_id": shape_id,
+            "data": data,
+            "grads": grads,
+        }
+
+    def __setstate__(self, state):
+        """Rebuild an array from :meth:`__getstate__`'s dict: a new, independent, registered array.
+
+        It gets a new lock and a new unique name: ``new_name(base)`` for a forward array;
+        for a gradient array ``"<forward name>@<source>"``, with its forward array's new
+        name when that is unpickled with it (the forward array renames it), else a new
+        forward-style name.  Elements holding data are laid out dense when they all have
+        one number of items, else ragged; the one-element fast paths are re-armed when a
+        write could have armed them.
+
+        Parameters
+        ----------
+        state : dict
+            Format 1 (see the comment above :meth:`__getstate__`).
+
+        Raises
+        ------
+        ValueError
+            If ``state`` is not a consistent format-1 state (nothing is registered then).
+        """
+        from . import _registry
+        from ._dtypes import as_dtype
+
+        def bad(why):
+            return ValueError(f"not a numba_ta TensorArray state: {why}")
+
+        if not isinstance(state, dict) or state.get("format") != 1:
+            raise bad("unknown format")
+        try:
+            dtype = as_dtype(state["dtype"])
+            n = int(state["size"])
+            bits = np.asarray(state["state"])
+            sid_in = np.asarray(state["shape_id"])
+            shapes = [tuple(int(d) for d in s) for s in state["shapes"]]
+            es = state["element_shape"]
+            es = None if es is None else tuple(None if d is None else int(d) for d in es)
+            data_in = np.asarray(state["data"])
+            flags = [bool(state[k]) for k in ("dynamic_size", "clear_after_read", "identical_element_shapes")]
+            is_grad, closed, disallowed = (bool(state[k]) for k in ("is_grad", "closed", "gradients_disallowed"))
+            marked = int(state["marked_size"])
+            grads = dict(state["grads"])
+            base, source = str(state["base"]), state["source"]
+        except (KeyError, TypeError, ValueError) as e:
+            raise bad(f"{type(e).__name__}: {e}") from None
+        if n < 0 or (closed and n) or bits.shape != (n,) or sid_in.shape != (n,):
+            raise bad("size and per-element arrays disagree")
+        if bits.dtype != np.uint8 or sid_in.dtype.kind not in "iu" or data_in.ndim != 1:
+            raise bad("wrong array types")
+        if data_in.dtype.name != dtype.name:
+            raise bad(f"data of dtype {data_in.dtype} in an array of {dtype}")
+        b = bits.astype(np.int64)
+        if (
+            np.any(b & ~(_W | _R | _C | _D))
+            or np.any((b != 0) & (b & _W == 0))
+            or np.any((b & _C != 0) & ((b & _R == 0) | (b & _D != 0)))
+        ):
+            raise bad("invalid element state bits")
+        if any(d < 0 for s in shapes for d in s) or any(d is not None and d < 0 for d in es or ()):
+            raise bad("negative dimension")
+        if any(math.prod(s) > _INT64_MAX for s in shapes):
+            raise bad("an element shape with more than 2**63 - 1 items")
+        written = (b & _W) != 0
+        sid = sid_in.astype(np.int64)
+        if np.any(sid[written] < 0) or np.any(sid[written] >= len(shapes)) or np.any(sid[~written] != -1):
+            raise bad("shape ids out of range")
+        if is_grad and grads:
+            raise bad("a gradient array with gradient arrays")
+        if not all(isinstance(g, Storage) and getattr(g, "is_grad", False) for g in grads.values()):
+            raise bad("grads must map str to gradient arrays")
+        if not all(isinstance(k, str) for k in grads):
+            raise bad("grads must map str to gradient arrays")
+        if is_grad and not isinstance(source, str):
+            raise bad("a gradient array without its source")
+        tab = _new_table(shapes)
+        idx = np.flatnonzero((b & _WD) == _WD)
+        sizes = tab[3][sid[idx]] if idx.size else np.zeros(0, dtype=np.int64)
+        if _checked_total(sizes) != data_in.size:
+            raise bad(f"{data_in.size} data items for elements of {_checked_total(sizes)}")
+        # the buffers: dense rows when every stored element has one width, else one ragged run
+        meta = _meta_buffers(n)
+        meta[3][:] = bits
+        meta[4][written] = sid[written]
+        flat = np.ascontiguousarray(data_in, dtype=dtype)  # native byte order
+        widths = np.unique(sizes[sizes > 0])
+        layout, width, used, data = _NONE, 0, 0, None
+        if widths.size == 1:
+            layout, width = _DENSE, int(widths[0])
+            data = _new(n * width, dtype, zeros=True)
+            full = sizes > 0
+            data.reshape(n, width)[idx[full]] = flat.reshape(-1, width)
+            meta[5][idx] = idx * width
+        elif widths.size > 1:
+            layout, used, data = _RAGGED, int(flat.size), flat.copy()
+            meta[5][idx] = _exclusive_cumsum(sizes)
+        self.dtype = dtype
+        self._fast_shape, self._fast_sid, self._fast_rows = None, -1, None
+        self._es = es
+        self.dynamic_size, self.clear_after_read, self.identical = flags
+        self.is_grad, self.marked_size, self.closed, self.gradients_disallowed = is_grad, marked, closed, disallowed
+        self.grads = grads
+        self.lock = threading.Lock()
+        self.size = self.cap = n
+        self._st, self._sidb, self._offb, self.state, self.shape_id, self.offsets = meta
+        self._tab = tab
+        self.layout, self.width, self.used, self.data = layout, width, used, data
+        if layout == _DENSE:  # the fast paths, as the write of that shape would have armed them
+            fsids = np.unique(sid[idx[sizes > 0]])
+            if fsids.size == 1:
+                shape = shapes[int(fsids[0])]
+                if is_compatible(es, shape) and (not self.identical or es == shape):
+                    self._note_fast(shape, int(fsids[0]))
+        fwd_name = _registry.new_name(base)
+        self.name = f"{fwd_name}@{source}" if is_grad else fwd_name
+        _registry.register(self)
+        for src_name, g in grads.items():  # gradient arrays unpickled with it take its new name
+            _registry._rename(g, f"{self.name}@{src_name}")
+
+    def __copy__(self):
+        """A new independent array with this one's state (and copies of its gradient arrays).
+
+        Two ``Storage`` objects never share buffers: a shallow copy would corrupt both.
+        """
+        import copy
+
+        return copy.deepcopy(self)

@@ -5,12 +5,15 @@ Code written against ``tf.raw_ops`` runs with only the import changed::
     from numba_ta import raw_ops          # instead of: from tensorflow import raw_ops
 
 Every op takes its arguments by keyword (as ``tf.raw_ops`` requires) and also
-positionally.  ``dtype`` may be a numpy dtype, a string or a ``tf.DType``.
+positionally.  ``dtype`` may be a numpy dtype, a string, a ``tf.DType`` or
+TF's ``DataType`` enum (1 float32, 2 float64, 3 int32 ...); shape attributes
+may be lists (-1 or None unknown), ``TensorShape`` objects or a
+``TensorShapeProto``, as a GraphDef stores them.  Values are converted as
+eager ``tf.raw_ops`` convert them (see :func:`TensorArrayWriteV3`).
 Results are numpy arrays the caller owns; flows are ``np.float32`` scalars;
 sizes are ``np.int32``; concat lengths are ``int64``.  Errors are those of
 :mod:`numba_ta.errors`, with TF's kernel message text, raised in TF's check
-order; unlike TF, an op that raises changes nothing (see the README's list of
-divergences).
+order; unlike TF, an op that raises changes nothing (see :ref:`divergences`).
 
 Arguments are converted as TF's eager Python layer converts them, with the
 same built-in error classes: ``None`` where a tensor belongs, or an object
@@ -47,7 +50,7 @@ import numpy as np
 
 from . import _registry
 from ._dtypes import as_dtype, to_array, to_index, to_index_array, unsupported
-from ._shapes import as_partial, partial_str, shape_str
+from ._shapes import as_partial, as_shape_tensor, partial_str, shape_str
 from ._storage import Storage
 from .errors import InvalidArgumentError, OpError
 
@@ -68,6 +71,18 @@ __all__ = [
 _INT32_MAX = np.iinfo(np.int32).max
 
 
+def _unmask(e):
+    """The exception hidden in ``e`` when a signal handler raised inside a C call that then returned.
+
+    Python reports that as ``SystemError: ... returned a result with an exception set``, the
+    handler's exception (a ``KeyboardInterrupt``) as its cause: the user gets the cause.
+    """
+    cause = e.__cause__
+    if cause is not None and "returned a result with an exception set" in str(e):
+        return cause
+    return e
+
+
 def _tag(e, op):
     """Name the op on an error leaving it (TF's ``[Op:...]`` suffix)."""
     if e.op is None:
@@ -79,7 +94,10 @@ def _flow(flow_in):
     if t is np.float32:
         return flow_in
     if t is float or t is int:
-        return np.float32(flow_in)
+        try:
+            return np.float32(flow_in)
+        except OverflowError:  # an int beyond a double: TF's converter refuses it so
+            raise ValueError("Can't convert Python sequence with out-of-range integer to Tensor.") from None
     if hasattr(flow_in, "numpy") and not isinstance(flow_in, np.ndarray):
         flow_in = flow_in.numpy()
     if flow_in is None:
@@ -117,12 +135,12 @@ def TensorArrayV3(  # noqa: N802 - TF's op name
     ----------
     size : int or 0-d array_like of int
         Initial number of elements, ``>= 0``.
-    dtype : numpy dtype, str or tf.DType
+    dtype : numpy dtype, str, tf.DType or int
         Element dtype: bool, int8-int64, uint8-uint64, float16, float32,
-        float64, complex64 or complex128.
-    element_shape : None or sequence of (int or None), optional
-        Expected element shape; None (default) is an unknown rank, None
-        entries are unknown dimensions.  When fully defined, reads of
+        float64, complex64 or complex128; an int is TF's ``DataType`` enum.
+    element_shape : None, sequence of (int or None), TensorShape or TensorShapeProto, optional
+        Expected element shape; None (default) is an unknown rank, None or
+        -1 entries are unknown dimensions.  When fully defined, reads of
         unwritten elements return zeros of this shape.
     dynamic_size : bool, optional
         Whether writes past the end grow the array (default False).
@@ -132,7 +150,7 @@ def TensorArrayV3(  # noqa: N802 - TF's op name
     identical_element_shapes : bool, optional
         Whether all elements must have the same shape; the first write then
         fixes a partial ``element_shape`` (``infer_shape`` of tf.TensorArray).
-    tensor_array_name : str, optional
+    tensor_array_name : str or bytes, optional
         Base of the unique name (default ``"TensorArrayV3"``).
     name : str, optional
         Ignored (TF's op name).
@@ -158,7 +176,8 @@ def TensorArrayV3(  # noqa: N802 - TF's op name
 
     Notes
     -----
-    Mirrors ``TensorArrayOp`` of TF's ``tensor_array_ops.cc`` (spec §2.1).
+    Mirrors ``TensorArrayOp`` of TF's ``tensor_array_ops.cc`` (TensorFlow
+    semantics reference: :ref:`sem-create`).
     Storage is allocated lazily, with capacity ``size``, when the first
     element is stored.
 
@@ -171,7 +190,7 @@ def TensorArrayV3(  # noqa: N802 - TF's op name
     """
     try:
         dt = as_dtype(dtype)
-        es = as_partial(element_shape, "element_shape")
+        es = as_partial(element_shape, "element_shape", attr=True)
         if hasattr(size, "numpy") and not isinstance(size, np.ndarray):
             size = size.numpy()
         if np.ndim(size) != 0:
@@ -179,6 +198,9 @@ def TensorArrayV3(  # noqa: N802 - TF's op name
         n = to_index(size, "size")
         if n < 0:
             raise InvalidArgumentError("Size should be >= 0.")
+        if isinstance(tensor_array_name, bytes):
+            # TF takes str or bytes for a string attr, UTF-8 or not
+            tensor_array_name = tensor_array_name.decode(errors="backslashreplace")
         if tensor_array_name is not None and not isinstance(tensor_array_name, str):
             raise TypeError(f"tensor_array_name must be a str, got {tensor_array_name!r}")
         flags = {
@@ -195,6 +217,8 @@ def TensorArrayV3(  # noqa: N802 - TF's op name
     except OpError as e:
         _tag(e, "TensorArrayV3")
         raise
+    except SystemError as e:
+        raise _unmask(e) from None
 
 
 def TensorArrayWriteV3(handle, index, value, flow_in, name=None):  # noqa: N802
@@ -207,8 +231,11 @@ def TensorArrayWriteV3(handle, index, value, flow_in, name=None):  # noqa: N802
     index : int
         Element index; a dynamic array grows to ``index + 1``.
     value : array_like
-        The element, of the array's dtype.  numpy arrays keep their dtype;
-        Python floats convert to float32 and ints to int32, as in TF.
+        The element, of the array's dtype.  Converted as eager TF converts
+        it: numpy arrays (any byte order) and array-likes keep their dtype;
+        Python scalars and sequences (lists of numbers or of ndarrays,
+        ``memoryview``, ``array.array`` ...) take the dtype of their first
+        scalar (a Python float float32, an int int32 ...), as in TF.
     flow_in : float
         Flow token.
     name : str, optional
@@ -232,7 +259,8 @@ def TensorArrayWriteV3(handle, index, value, flow_in, name=None):  # noqa: N802
 
     Notes
     -----
-    Mirrors ``TensorArrayWriteOp`` (spec §2.2, §1.4.1).  On a gradient array
+    Mirrors ``TensorArrayWriteOp`` (TensorFlow
+    semantics reference: :ref:`sem-write`).  On a gradient array
     a second write to an element sums into it in place.
 
     Examples
@@ -242,23 +270,31 @@ def TensorArrayWriteV3(handle, index, value, flow_in, name=None):  # noqa: N802
     >>> TensorArrayWriteV3(handle=h, index=0, value=[1.0, 2.0], flow_in=f)
     np.float32(0.0)
     """
+    return _write(handle, index, value, flow_in, None, None)
+
+
+def _write(handle, index, value, flow_in, cell, cell_value):
+    """TensorArrayWriteV3; its commit also does ``cell[0] = cell_value`` when ``cell`` is given.
+
+    The class passes its element-shape cell, so that the shape it infers from the value
+    changes together with the array, all or nothing (see ``Storage.write``).
+    """
     try:
         flow = _flow(flow_in)
         i = _scalar_index(index)
         st = _registry.storage_of(handle, "TensorArrayWriteV3")
-        v = to_array(value, "value")
-        lock = st.lock
-        lock.acquire()  # cheaper than a with-statement on this per-element path
-        try:
+        # inlined common case (no call): an ndarray in native byte order is used as it is
+        v = value if type(value) is np.ndarray and value.dtype.isnative else to_array(value, "value")
+        with st.lock:  # not acquire() + try: a signal between the two would leave the lock held
             if v.dtype is not st.dtype:
                 st.check_dtype_write(v.dtype)
-            st.write(i, v)
-        finally:
-            lock.release()
+            st.write(i, v, cell, cell_value)
         return flow
     except OpError as e:
         _tag(e, "TensorArrayWriteV3")
         raise
+    except SystemError as e:
+        raise _unmask(e) from None
 
 
 def TensorArrayReadV3(handle, index, flow_in, dtype, name=None):  # noqa: N802
@@ -295,7 +331,8 @@ def TensorArrayReadV3(handle, index, flow_in, dtype, name=None):  # noqa: N802
 
     Notes
     -----
-    Mirrors ``TensorArrayReadOp`` (spec §2.3, §1.4.2).  With
+    Mirrors ``TensorArrayReadOp`` (TensorFlow
+    semantics reference: :ref:`sem-read`).  With
     ``clear_after_read`` the element's storage is released.
 
     Examples
@@ -310,17 +347,15 @@ def TensorArrayReadV3(handle, index, flow_in, dtype, name=None):  # noqa: N802
         i = _scalar_index(index)
         st = _registry.storage_of(handle, "TensorArrayReadV3")
         dt = as_dtype(dtype)
-        lock = st.lock
-        lock.acquire()  # cheaper than a with-statement on this per-element path
-        try:
+        with st.lock:
             if dt is not st.dtype:
                 st.check_dtype_read(dt)
             return st.read(i)
-        finally:
-            lock.release()
     except OpError as e:
         _tag(e, "TensorArrayReadV3")
         raise
+    except SystemError as e:
+        raise _unmask(e) from None
 
 
 def TensorArrayGatherV3(handle, indices, flow_in, dtype, element_shape=None, name=None):  # noqa: N802
@@ -362,7 +397,8 @@ def TensorArrayGatherV3(handle, indices, flow_in, dtype, element_shape=None, nam
 
     Notes
     -----
-    Mirrors ``TensorArrayPackOrGatherOp`` (spec §2.4).  One kernel call copies
+    Mirrors ``TensorArrayPackOrGatherOp`` (TensorFlow
+    semantics reference: :ref:`sem-gather`).  One kernel call copies
     all rows (parallel above the threshold).  Empty ``indices`` skip the
     closed check, as in TF.
 
@@ -384,7 +420,7 @@ def _gather(handle, indices, flow_in, dtype, element_shape, view):
         _flow(flow_in)
         st = _registry.storage_of(handle, "TensorArrayGatherV3")
         dt = as_dtype(dtype)
-        attr = as_partial(element_shape, "element_shape")
+        attr = as_partial(element_shape, "element_shape", attr=True)
         idx = to_index_array(indices, "indices")
         with st.lock:
             st.check_dtype_read(dt)
@@ -392,6 +428,8 @@ def _gather(handle, indices, flow_in, dtype, element_shape, view):
     except OpError as e:
         _tag(e, "TensorArrayGatherV3")
         raise
+    except SystemError as e:
+        raise _unmask(e) from None
 
 
 def TensorArrayScatterV3(handle, indices, value, flow_in, name=None):  # noqa: N802
@@ -428,7 +466,8 @@ def TensorArrayScatterV3(handle, indices, value, flow_in, name=None):  # noqa: N
 
     Notes
     -----
-    Mirrors ``TensorArrayUnpackOrScatterOp`` (spec §2.5).  On a gradient array
+    Mirrors ``TensorArrayUnpackOrScatterOp`` (TensorFlow
+    semantics reference: :ref:`sem-scatter`).  On a gradient array
     duplicate indices are summed.  Atomic: on error nothing is written.
 
     Examples
@@ -439,6 +478,11 @@ def TensorArrayScatterV3(handle, indices, value, flow_in, name=None):  # noqa: N
     >>> TensorArrayReadV3(handle=h, index=0, flow_in=f, dtype=np.int64)
     array([2])
     """
+    return _scatter(handle, indices, value, flow_in, None, None)
+
+
+def _scatter(handle, indices, value, flow_in, cell, cell_value):
+    """TensorArrayScatterV3, with the class's shape cell as for :func:`_write`."""
     try:
         flow = _flow(flow_in)
         st = _registry.storage_of(handle, "TensorArrayScatterV3")
@@ -452,11 +496,13 @@ def TensorArrayScatterV3(handle, indices, value, flow_in, name=None):  # noqa: N
                 raise InvalidArgumentError(
                     f"Input value for unpack must be at least a vector but received shape: {shape_str(v.shape)}"
                 )
-            st.scatter(idx, v)
+            st.scatter(idx, v, cell, cell_value)
         return flow
     except OpError as e:
         _tag(e, "TensorArrayScatterV3")
         raise
+    except SystemError as e:
+        raise _unmask(e) from None
 
 
 def TensorArrayConcatV3(handle, flow_in, dtype, element_shape_except0=None, name=None):  # noqa: N802
@@ -497,7 +543,8 @@ def TensorArrayConcatV3(handle, flow_in, dtype, element_shape_except0=None, name
 
     Notes
     -----
-    Mirrors ``TensorArrayConcatOp`` (spec §2.6).  A gradient array
+    Mirrors ``TensorArrayConcatOp`` (TensorFlow
+    semantics reference: :ref:`sem-concat`).  A gradient array
     concatenates as many elements as its forward array was split into.
 
     Examples
@@ -512,13 +559,15 @@ def TensorArrayConcatV3(handle, flow_in, dtype, element_shape_except0=None, name
         _flow(flow_in)
         st = _registry.storage_of(handle, "TensorArrayConcatV3")
         dt = as_dtype(dtype)
-        except0 = as_partial(element_shape_except0, "element_shape_except0")
+        except0 = as_partial(element_shape_except0, "element_shape_except0", attr=True)
         with st.lock:
             st.check_dtype_read(dt)
             return st.concat(except0)
     except OpError as e:
         _tag(e, "TensorArrayConcatV3")
         raise
+    except SystemError as e:
+        raise _unmask(e) from None
 
 
 def TensorArraySplitV3(handle, value, lengths, flow_in, name=None):  # noqa: N802
@@ -556,7 +605,8 @@ def TensorArraySplitV3(handle, value, lengths, flow_in, name=None):  # noqa: N80
 
     Notes
     -----
-    Mirrors ``TensorArraySplitOp`` (spec §2.7); records the split count that
+    Mirrors ``TensorArraySplitOp`` (TensorFlow
+    semantics reference: :ref:`sem-split`); records the split count that
     a gradient array's concat uses.  One kernel call copies all elements.
 
     Examples
@@ -567,6 +617,11 @@ def TensorArraySplitV3(handle, value, lengths, flow_in, name=None):  # noqa: N80
     >>> TensorArrayReadV3(handle=h, index=0, flow_in=f, dtype=np.int32)
     array([1, 2], dtype=int32)
     """
+    return _split(handle, value, lengths, flow_in, None, None)
+
+
+def _split(handle, value, lengths, flow_in, cell, cell_value):
+    """TensorArraySplitV3, with the class's shape cell as for :func:`_write`."""
     try:
         flow = _flow(flow_in)
         st = _registry.storage_of(handle, "TensorArraySplitV3")
@@ -587,11 +642,13 @@ def TensorArraySplitV3(handle, value, lengths, flow_in, name=None):  # noqa: N80
                     "Expected sum of lengths to be equal to values.shape[0], but sum of lengths is "
                     f"{total} and value's shape is: {shape_str(v.shape)}"
                 )
-            st.split(v, lens.astype(np.int64, copy=False), st.check_dtype_write)
+            st.split(v, lens.astype(np.int64, copy=False), st.check_dtype_write, cell, cell_value)
         return flow
     except OpError as e:
         _tag(e, "TensorArraySplitV3")
         raise
+    except SystemError as e:
+        raise _unmask(e) from None
 
 
 def TensorArraySizeV3(handle, flow_in, name=None):  # noqa: N802
@@ -619,7 +676,8 @@ def TensorArraySizeV3(handle, flow_in, name=None):  # noqa: N802
 
     Notes
     -----
-    Mirrors ``TensorArraySizeOp`` (spec §2.8).
+    Mirrors ``TensorArraySizeOp`` (TensorFlow
+    semantics reference: :ref:`sem-size`).
 
     Examples
     --------
@@ -637,6 +695,8 @@ def TensorArraySizeV3(handle, flow_in, name=None):  # noqa: N802
     except OpError as e:
         _tag(e, "TensorArraySizeV3")
         raise
+    except SystemError as e:
+        raise _unmask(e) from None
 
 
 def TensorArrayCloseV3(handle, name=None):  # noqa: N802
@@ -662,7 +722,8 @@ def TensorArrayCloseV3(handle, name=None):  # noqa: N802
 
     Notes
     -----
-    Mirrors ``TensorArrayCloseOp`` (spec §2.9).  Every later op on the array
+    Mirrors ``TensorArrayCloseOp`` (TensorFlow
+    semantics reference: :ref:`sem-close`).  Every later op on the array
     raises T1, except a gather with empty indices.  Gradient arrays of it stay
     usable.
 
@@ -680,6 +741,8 @@ def TensorArrayCloseV3(handle, name=None):  # noqa: N802
     except OpError as e:
         _tag(e, "TensorArrayCloseV3")
         raise
+    except SystemError as e:
+        raise _unmask(e) from None
 
 
 _NO_PREPEND = object()  # TensorArrayGradV3: no shape_to_prepend input at all
@@ -688,10 +751,10 @@ _NO_PREPEND = object()  # TensorArrayGradV3: no shape_to_prepend input at all
 def _grad(op, handle, flow_in, source, shape_to_prepend):
     _flow(flow_in)
     if shape_to_prepend is not _NO_PREPEND:
-        shape_to_prepend = to_index_array(shape_to_prepend, "shape_to_prepend")
+        shape_to_prepend = to_index_array(as_shape_tensor(shape_to_prepend), "shape_to_prepend")
     fwd = _registry.storage_of(handle, op)
     if isinstance(source, bytes):
-        source = source.decode()  # TF takes str or bytes for a string attr
+        source = source.decode(errors="backslashreplace")  # TF takes str or bytes for a string attr, UTF-8 or not
     if not isinstance(source, str):
         raise TypeError(f"{op}: `source` must be a str, got {source!r} of type {type(source).__name__}")
     if fwd.is_grad:
@@ -736,11 +799,11 @@ def _grad(op, handle, flow_in, source, shape_to_prepend):
                 marked_size=fwd.marked_size,
             )
             g.copy_shapes_from(fwd, prepend)
-            fwd.grads[source] = g
             handle_out = _registry.register(g)
+            fwd.grads[source], fwd.dynamic_size = g, False  # the commit: one statement
         else:
             handle_out = _registry.TensorArrayHandle(g)
-        fwd.dynamic_size = False
+            fwd.dynamic_size = False
     return handle_out, np.float32(0.0)
 
 
@@ -779,7 +842,8 @@ def TensorArrayGradV3(handle, flow_in, source, name=None):  # noqa: N802
 
     Notes
     -----
-    Mirrors ``TensorArrayGradOp`` (spec §3).  A second call with the same
+    Mirrors ``TensorArrayGradOp`` (TensorFlow
+    semantics reference: :ref:`sem-grad-op`).  A second call with the same
     ``source`` returns the same array unchanged.  The forward array's
     ``dynamic_size`` is switched off for good.
 
@@ -800,6 +864,8 @@ def TensorArrayGradV3(handle, flow_in, source, name=None):  # noqa: N802
     except OpError as e:
         _tag(e, "TensorArrayGradV3")
         raise
+    except SystemError as e:
+        raise _unmask(e) from None
 
 
 def TensorArrayGradWithShape(handle, flow_in, shape_to_prepend, source, name=None):  # noqa: N802
@@ -838,7 +904,8 @@ def TensorArrayGradWithShape(handle, flow_in, shape_to_prepend, source, name=Non
 
     Notes
     -----
-    Mirrors ``TensorArrayGradOp`` with its third input (spec §3.2); TF's
+    Mirrors ``TensorArrayGradOp`` with its third input (TensorFlow
+    semantics reference: :ref:`sem-grad-op`); TF's
     ``pfor`` uses it to accumulate per-iteration gradients.
 
     Examples
@@ -855,3 +922,5 @@ def TensorArrayGradWithShape(handle, flow_in, shape_to_prepend, source, name=Non
     except OpError as e:
         _tag(e, "TensorArrayGradWithShape")
         raise
+    except SystemError as e:
+        raise _unmask(e) from None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import raw_ops
-from ._dtypes import as_dtype, to_array, to_index_array
+from ._dtypes import as_dtype, graph_array, to_index_array
 from ._registry import TensorArrayHandle
 from ._shapes import TensorShape
 from .errors import OpError
@@ -71,10 +71,29 @@ class TensorArray:
 
     Notes
     -----
-    Mirrors ``tf.TensorArray`` as built in a TF1 graph (spec §5.2), not TF2's
-    eager list (spec §5.3): overwriting an element raises, reads clear.
+    Mirrors ``tf.TensorArray`` as built in a TF1 graph (TensorFlow semantics
+    reference: :ref:`sem-class`), not TF2's eager list (:ref:`sem-eager`):
+    overwriting an element raises, reads clear.
     The Python-side element shape is shared by every ``TensorArray`` object
     of the same array (those returned by write, grad, identity ...).
+
+    Pickling, ``copy.deepcopy`` and passing an array to another process
+    (``multiprocessing``, any start method) copy it by value: the elements
+    that hold data (and only their bytes, never unused room of the buffer),
+    every element's state (written, read, cleared, soft zero) and shape, the
+    size, the flags (``dynamic_size``, ``clear_after_read``, ``infer_shape``,
+    closed, the dynamic-size lock of a forward array whose gradient exists),
+    the element shape, the dtype and the flow.  The copy is a new,
+    independent array with a new unique name (``<name>_<counter>`` with the
+    original's ``<name>``), registered, with its own lock.  A forward
+    array's gradient arrays are part of its state and come along: the
+    copy's ``grad(source)`` returns the copy of each (named ``<new forward
+    name>@<source>``), which is also the copy of a gradient object pickled
+    with it.  A gradient array pickled without its forward array comes back
+    as an independent gradient array.  Objects of one array pickled together
+    share the copy (and its Python-side element shape).  ``copy.copy`` is
+    :meth:`identity`: a new object over the *same* array.  Unpickle only
+    data you trust (this is ``pickle``).
 
     Examples
     --------
@@ -90,6 +109,10 @@ class TensorArray:
     array([[0., 0.],
            [1., 1.],
            [2., 2.]], dtype=float32)
+    >>> import pickle
+    >>> ta2 = pickle.loads(pickle.dumps(ta))       # by value: a new array
+    >>> ta2.handle == ta.handle, ta2.read(2)
+    (False, array([2., 2.], dtype=float32))
     """
 
     # slots: every write/scatter/split returns a new object, and copying seven slots costs
@@ -206,9 +229,6 @@ class TensorArray:
             raise ValueError(f"Inconsistent shapes: saw {TensorShape(shape)} but expected {es} ")
         return es.merge_with(shape) if self._infer_shape else es
 
-    def _commit_shape(self, merged):
-        self._element_shape[0] = merged
-
     # ------------------------------------------------------------------ methods
     def identity(self):
         """Return a new TensorArray object for the same array and flow (``tf.TensorArray.identity``).
@@ -303,17 +323,16 @@ class TensorArray:
         if type(index) is int and -_INT32_LIMIT <= index < _INT32_LIMIT:
             # the common case: nothing to convert, straight to the storage (same checks, same errors)
             st = self._handle._storage
-            lock = st.lock
-            lock.acquire()  # cheaper than a with-statement on this path
             try:
-                if self._dtype is not st.dtype:
-                    st.check_dtype_read(self._dtype)
-                return st.read(index)
+                with st.lock:  # not acquire() + try: a signal between the two would leave the lock held
+                    if self._dtype is not st.dtype:
+                        st.check_dtype_read(self._dtype)
+                    return st.read(index)
             except OpError as e:
                 raw_ops._tag(e, "TensorArrayReadV3")
                 raise
-            finally:
-                lock.release()
+            except SystemError as e:
+                raise raw_ops._unmask(e) from None
         return raw_ops.TensorArrayReadV3(handle=self._handle, index=index, flow_in=self._flow, dtype=self._dtype)
 
     def write(self, index, value, name=None):
@@ -324,8 +343,10 @@ class TensorArray:
         index : int
             Element index.
         value : array_like
-            The element; Python scalars and lists convert to this array's
-            dtype where they fit (TF's ``preferred_dtype``).
+            The element, converted as graph-mode ``tf.TensorArray`` converts
+            it (``preferred_dtype``): numpy arrays and array-likes are cast to
+            this array's dtype with ``astype``; Python values are cast when
+            TF's type check lets them, else the write's dtype check raises.
         name : str, optional
             Ignored.
 
@@ -359,22 +380,21 @@ class TensorArray:
         ):
             # the common case: nothing to convert or merge, straight to the storage (same checks, same errors)
             st = self._handle._storage
-            lock = st.lock
-            lock.acquire()  # cheaper than a with-statement on this path
             try:
-                if value.dtype is not st.dtype:
-                    st.check_dtype_write(value.dtype)
-                st.write(index, value)
+                with st.lock:
+                    if value.dtype is not st.dtype:
+                        st.check_dtype_write(value.dtype)
+                    st.write(index, value)
             except OpError as e:
                 raw_ops._tag(e, "TensorArrayWriteV3")
                 raise
-            finally:
-                lock.release()
+            except SystemError as e:
+                raise raw_ops._unmask(e) from None
             return self._with_flow(self._flow)
-        v = to_array(value, "value", preferred=self._dtype)
+        v = graph_array(value, self._dtype)
         merged = self._merged_shape(v.shape)
-        flow = raw_ops.TensorArrayWriteV3(handle=self._handle, index=index, value=v, flow_in=self._flow)
-        self._commit_shape(merged)
+        # the array's commit also stores the merged shape: both change, or neither
+        flow = raw_ops._write(self._handle, index, v, self._flow, self._element_shape, merged)
         return self._with_flow(flow)
 
     def stack(self, name=None, *, copy=True):
@@ -516,9 +536,11 @@ class TensorArray:
         >>> TensorArray(np.float32, size=2).unstack([[1.0], [2.0]]).read(1)
         array([2.], dtype=float32)
         """
-        v = to_array(value, "value", preferred=self._dtype)
+        if type(value) is not np.ndarray:
+            graph_array(value, None)  # TF's array_ops.shape(value) first converts it without a dtype
+        v = graph_array(value, self._dtype)
         n = v.shape[0] if v.ndim else 0
-        return self.scatter(np.arange(n, dtype=np.int32), v)
+        return self._scatter(np.arange(n, dtype=np.int32), v)  # the value as TF's scatter converts it
 
     def scatter(self, indices, value, name=None):
         """Write row ``k`` of ``value`` to element ``indices[k]`` (``tf.TensorArray.scatter``).
@@ -554,10 +576,11 @@ class TensorArray:
                [0.],
                [9.]], dtype=float32)
         """
-        v = to_array(value, "value", preferred=self._dtype)
+        return self._scatter(indices, graph_array(value, self._dtype))
+
+    def _scatter(self, indices, v):
         merged = self._merged_shape(v.shape[1:]) if v.ndim else self._element_shape[0]
-        flow = raw_ops.TensorArrayScatterV3(handle=self._handle, indices=indices, value=v, flow_in=self._flow)
-        self._commit_shape(merged)
+        flow = raw_ops._scatter(self._handle, indices, v, self._flow, self._element_shape, merged)
         return self._with_flow(flow)
 
     def split(self, value, lengths, name=None):
@@ -566,7 +589,8 @@ class TensorArray:
         Parameters
         ----------
         value : (sum(lengths), ...) array_like
-            Converted strictly to this array's dtype.
+            Converted to this array's dtype (TF's ``dtype=``): numpy arrays
+            are cast, Python values of another type raise ``TypeError``.
         lengths : (size,) array_like of int
             First dimension of each element.
         name : str, optional
@@ -580,7 +604,8 @@ class TensorArray:
         Raises
         ------
         TypeError
-            If ``value`` cannot be converted to the array's dtype.
+            If ``value`` is a Python value TF's type check refuses for the
+            array's dtype (``Expected int32, but got 1.5 of type 'float'.``).
         ValueError
             ``Inconsistent shapes: ...`` when all lengths are equal and the
             elements do not fit the element shape.
@@ -594,13 +619,12 @@ class TensorArray:
         >>> ta.read(1)
         array([2., 3.], dtype=float32)
         """
-        v = to_array(value, "value", dtype=self._dtype)
+        v = graph_array(value, self._dtype, strict=True)
         lens = to_index_array(lengths, "lengths", dtype=np.int64)
         merged = self._element_shape[0]
         if lens.ndim == 1 and lens.size and v.ndim and np.all(lens == lens[0]):
             merged = self._merged_shape((int(lens[0]),) + tuple(v.shape[1:]))
-        flow = raw_ops.TensorArraySplitV3(handle=self._handle, value=v, lengths=lens, flow_in=self._flow)
-        self._commit_shape(merged)
+        flow = raw_ops._split(self._handle, v, lens, self._flow, self._element_shape, merged)
         return self._with_flow(flow)
 
     def size(self, name=None):
@@ -656,3 +680,60 @@ class TensorArray:
             f"<numba_ta.TensorArray {self._handle.name!r} dtype={self._dtype} "
             f"element_shape={self._element_shape[0]} flow={float(self._flow)}>"
         )
+
+    # ------------------------------------------------------------------ pickling and copying
+    def __getstate__(self):
+        """The object's state for pickle and ``copy.deepcopy``: the array goes by value.
+
+        Returns
+        -------
+        dict
+            ``format`` (1), ``handle`` (pickled with the array's contents), ``flow``
+            (float), ``dtype`` (its name), ``dynamic_size``, ``infer_shape``, ``size``
+            (int or None) and ``element_shape``: the one-item list shared by the objects
+            of the array, so pickled together they share it again.
+        """
+        return {
+            "format": 1,
+            "handle": self._handle,
+            "flow": float(self._flow),
+            "dtype": self._dtype.name,
+            "dynamic_size": self._dynamic_size,
+            "infer_shape": self._infer_shape,
+            "size": self._size,
+            "element_shape": self._element_shape,
+        }
+
+    def __setstate__(self, state):
+        """Restore the object from :meth:`__getstate__`'s dict.
+
+        Parameters
+        ----------
+        state : dict
+            Format 1.
+
+        Raises
+        ------
+        ValueError
+            If ``state`` is not a format-1 state.
+        """
+        es = state.get("element_shape") if isinstance(state, dict) else None
+        if (
+            not isinstance(state, dict)
+            or state.get("format") != 1
+            or not isinstance(state.get("handle"), TensorArrayHandle)
+            or not (isinstance(es, list) and len(es) == 1 and isinstance(es[0], TensorShape))
+        ):
+            raise ValueError("not a numba_ta TensorArray state")
+        size = state["size"]
+        self._dtype = as_dtype(state["dtype"])
+        self._dynamic_size = bool(state["dynamic_size"])
+        self._infer_shape = bool(state["infer_shape"])
+        self._element_shape = es
+        self._handle = state["handle"]
+        self._flow = np.float32(state["flow"])
+        self._size = None if size is None else int(size)
+
+    def __copy__(self):
+        """``copy.copy``: a new object over the SAME array (as :meth:`identity`); shares its element shape."""
+        return self._with_flow(self._flow)

@@ -1,4 +1,4 @@
-"""The bad-input matrix (issue 4, item 5).
+"""The bad-input matrix.
 
 Every bad input gets TF's error where TF defines one, otherwise a clear error naming the
 argument and the value, and the array it was aimed at is left exactly as it was (compared
@@ -19,8 +19,10 @@ Where ``nt`` and ``tf`` differ, the row is one of numba_ta's documented divergen
 (README "Deliberate divergences": #5 no string/object dtypes, #6 bools and floats are not
 indices), or TF silently wraps an out-of-range integer to int32 where numba_ta gives a clear
 ``ValueError`` instead.  (``element_shape=[-1]``: TF's eager fast path, taken when ``dtype``
-is a ``tf.DType``, reads -1 as an unknown dimension, its Python path refuses it as numba_ta
-does; the rows use the Python path.)
+is a ``tf.DType`` and the op has run before, reads a list of Python ints as its kernels and
+GraphDefs do, -1 an unknown dimension and below -1 an ``InvalidArgumentError``; numba_ta does
+the same.  Its Python path, which these rows take (``dtype`` a string), refuses any negative
+dimension with ``ValueError``.)
 
 Also here: sizes and shapes whose storage cannot fit (a clear error, no raw
 ``MemoryError``, nothing touched, no process-killing allocation: the risky ones run in a
@@ -162,10 +164,12 @@ def _cases():  # a table: one row per bad input
     es_err = "Error converting element_shape to a TensorShape: "
     # TF's Python path (dtype given as a string here) refuses negative dimensions; its eager
     # fast path (dtype=tf.float32) takes -1 as an unknown dimension and says "Shape [-2] has
-    # dimensions with values below -1" for -2: numba_ta always refuses, as the Python path
-    add(Case("element_shape=[-1]", "V3", dict(size=1, dtype="float32", element_shape=[-1]),
+    # dimensions with values below -1" for -2, as its kernels and GraphDefs do: numba_ta follows
+    # the fast path for a list of Python ints (tests/test_oracle_inputs.py compares it with TF)
+    add(Case("element_shape=[-1]", "V3", dict(size=1, dtype="float32", element_shape=[-1]), Ok(),
              Py(ValueError, es_err + "Dimension -1 must be >= 0.")))
     add(Case("element_shape=[-2]", "V3", dict(size=1, dtype="float32", element_shape=[-2]),
+             Kernel(IAE, "Shape [-2] has dimensions with values below -1 (where -1 means unknown)"),
              Py(ValueError, es_err + "Dimension -2 must be >= 0.")))
     add(Case("element_shape=np.array([-1])", "V3", dict(size=1, dtype="float32", element_shape=np.array([-1])),
              Py(ValueError, es_err + "Dimension -1 must be >= 0.")))

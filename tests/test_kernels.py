@@ -11,10 +11,12 @@ DISPATCHERS = {
 }
 
 
+@pytest.mark.jit_only("inspects the numba dispatchers")
 def test_kernels_found():
     assert len(DISPATCHERS) >= 9
 
 
+@pytest.mark.jit_only("inspects the dispatchers' options and cache")
 @pytest.mark.parametrize("name", sorted(DISPATCHERS))
 def test_decorator_policy(name):
     k = DISPATCHERS[name]
@@ -35,7 +37,8 @@ def test_gather_rows(rng, dtype, suffix):
     data = _data(rng, dtype, 40)
     src = np.array([30, -1, 0, 7, 30], dtype=np.int64)
     out = np.full(src.size * width, 3, dtype=dtype)
-    expect = _kernels._gather_rows.py_func(data, src, width, out.copy())
+    py_gather = getattr(_kernels._gather_rows, "py_func", _kernels._gather_rows)  # plain function without the JIT
+    expect = py_gather(data, src, width, out.copy())
     getattr(_kernels, "_gather_rows" + suffix)(data, src, width, out)
     np.testing.assert_array_equal(out, expect)
     np.testing.assert_array_equal(out[width : 2 * width], 0)
@@ -133,3 +136,54 @@ def test_wide_indices_repeats_are_errors_at_the_right_position():
         raw_ops.TensorArrayGatherV3(handle=h, indices=[3, n - 1, 3], flow_in=f, dtype=np.float32)
     got = raw_ops.TensorArrayGatherV3(handle=h, indices=[3, n - 1], flow_in=f, dtype=np.float32)
     np.testing.assert_array_equal(got, np.ones((2, 1), np.float32))
+
+
+# --------------------------------------------------------------------------- the decorator helper
+
+
+def _fresh_function(name):
+    """A new plain function whose source file is ``<string>``: Numba has no cache locator for it."""
+    ns = {}
+    exec(f"def {name}(x):\n    return x + 1\n", ns)
+    return ns[name]
+
+
+@pytest.mark.skipif(numba.config.DISABLE_JIT, reason="NUMBA_DISABLE_JIT=1: no dispatchers")
+def test_every_kernel_is_decorated_by_the_helper():
+    """Every dispatcher of the module went through ``_kernel`` (the one place of the decorator policy)."""
+    assert set(DISPATCHERS) == set(_kernels._KERNELS)
+
+
+@pytest.mark.skipif(numba.config.DISABLE_JIT, reason="NUMBA_DISABLE_JIT=1: nothing is cached")
+def test_kernel_without_cache_locator_compiles_uncached_and_warns_once(monkeypatch):
+    """Where Numba cannot cache (it raises at decoration), the helper compiles without the cache, warning once."""
+    monkeypatch.setattr(_kernels, "_warned_no_cache", False)
+    monkeypatch.setattr(_kernels, "_KERNELS", [])
+    with pytest.raises(RuntimeError, match="no locator available"):
+        numba.njit(cache=True)(_fresh_function("plain"))  # what the helper guards against
+    with pytest.warns(_kernels.KernelCacheWarning, match="NUMBA_CACHE_DIR") as record:
+        serial = _kernels._kernel()(_fresh_function("serial"))
+        par = _kernels._kernel(parallel=True)(_fresh_function("par"))
+    assert len(record) == 1
+    assert issubclass(_kernels.KernelCacheWarning, RuntimeWarning)
+    assert serial(1) == 2 and par(2) == 3
+    for k, parallel in ((serial, False), (par, True)):
+        assert k._cache.__class__.__name__ == "NullCache"
+        assert k.targetoptions.get("nogil") is True
+        assert k.targetoptions.get("parallel", False) is parallel
+    assert _kernels._KERNELS == ["serial", "par"]
+
+
+def test_kernel_helper_lets_other_errors_through(monkeypatch):
+    """Only Numba's "no locator" error selects the uncached fallback; any other error propagates."""
+
+    def broken_njit(**options):
+        def decorate(func):
+            raise RuntimeError("some other numba failure")
+
+        return decorate
+
+    monkeypatch.setattr(_kernels, "njit", broken_njit)
+    monkeypatch.setattr(_kernels, "_KERNELS", [])
+    with pytest.raises(RuntimeError, match="some other numba failure"):
+        _kernels._kernel()(_fresh_function("f"))

@@ -1,4 +1,4 @@
-"""The TensorArray class (graph-mode tf.TensorArray, spec §5.2) and the storage layouts under it."""
+"""The TensorArray class (graph-mode tf.TensorArray, semantics reference ``sem-class``) and its storage layouts."""
 
 import gc
 import re
@@ -74,11 +74,11 @@ def test_element_shape_inferred_and_shared_with_grad():
 
 
 def test_failed_kernel_write_does_not_refine_python_shape():
-    ta = TensorArray(np.float32, size=1)
-    with pytest.raises(errors.InvalidArgumentError, match="Op is trying to write dtype double"):
-        ta.write(0, np.zeros(2))
+    ta = TensorArray(np.int32, size=1)
+    with pytest.raises(errors.InvalidArgumentError, match="Op is trying to write dtype float"):
+        ta.write(0, [1.5, 2.5])  # floats TF's type check keeps from int32: converted as float32
     assert ta.element_shape == TensorShape(None)
-    ta = ta.write(0, np.zeros(5, np.float32))
+    ta = ta.write(0, np.zeros(5, np.int32))
     assert ta.element_shape.as_list() == [5]
 
 
@@ -88,8 +88,10 @@ def test_write_preferred_dtype_and_strict_split():
     msg = "TensorArray dtype is int32 but Op is trying to write dtype float"
     with pytest.raises(errors.InvalidArgumentError, match=msg):
         TensorArray(np.int32, size=1).write(0, [1.5])
-    with pytest.raises(TypeError):
-        TensorArray(np.int32, size=1).split(np.array([1.5]), [1])
+    with pytest.raises(TypeError, match="Expected int32, but got 1.5 of type 'float'"):
+        TensorArray(np.int32, size=1).split([1.5], [1])
+    # a numpy array is cast, as graph-mode tf.TensorArray casts it (make_tensor_proto's astype)
+    assert TensorArray(np.int32, size=1).split(np.array([1.5]), [1]).concat().tolist() == [1]
 
 
 def test_size_static_and_dynamic():

@@ -1,4 +1,4 @@
-"""Thread safety and GIL release (issue 4, item 3).
+"""Thread safety and GIL release.
 
 * :func:`test_stress_mixed_ops`: 8 threads do :data:`OPS_PER_THREAD` (10^4) mixed raw ops
   each, on shared arrays and on arrays of their own:
@@ -355,6 +355,7 @@ def big_rows():
     return data, src, width, out
 
 
+@pytest.mark.jit_only("nogil is a property of compiled kernels")
 @pytest.mark.parametrize("kernel", ["_gather_rows", "_gather_rows_par"])
 def test_kernels_release_the_gil(kernel, big_rows, record_property):
     data, src, width, out = big_rows
@@ -375,6 +376,7 @@ def test_kernels_release_the_gil(kernel, big_rows, record_property):
     np.testing.assert_array_equal(out.reshape(-1, width)[:3], data.reshape(-1, width)[src[:3] // width])
 
 
+@pytest.mark.jit_only("nogil is a property of compiled kernels")
 def test_gather_op_releases_the_gil(monkeypatch):
     """The same through the public op: a big GatherV3 lets the main thread run meanwhile."""
     monkeypatch.setattr(_config, "PARALLEL_MIN_ELEMENTS", 1 << 62)
