@@ -111,7 +111,7 @@ _API_PAGES = [
 html_sidebars = {"**": [], **{page: ["sidebar-nav-bs"] for page in _API_PAGES}}
 
 # -- docstring fixes -----------------------------------------------------------
-# The house style writes shapes numpy's way, ``value : (n, *element_shape) array_like``; in
+# The docstrings write shapes numpy's way, ``value : (n, *element_shape) array_like``; in
 # reStructuredText the ``*`` would open an emphasis.  Escape it in numpydoc type lines (a parameter
 # line "name : (...)" or a bare "(...)" return type), before numpydoc parses the docstring.
 _TYPE_LINE = re.compile(r"^\s*(?:\w+(?:\s*,\s*\w+)*\s+:\s+)?\(")

@@ -11,11 +11,12 @@ gather, concat) *add* their upstream gradient into the gradient array;
 write-like ops (write, scatter, split) *pull* (read once) what has
 accumulated for the elements they wrote, zeros where nothing arrived.
 
-Source: ``tensorflow/python/ops/tensor_array_grad.py`` (spec §4).
+Source: ``tensorflow/python/ops/tensor_array_grad.py`` (TensorFlow semantics reference:
+:ref:`sem-grad-rules`).
 
 Examples
 --------
-The spec's worked example, ``s = sum(read(1) * 3) + sum(stack() ** 2)``
+The worked example of :doc:`/gradients`, ``s = sum(read(1) * 3) + sum(stack() ** 2)``
 over ``unstack(x)``:
 
 >>> import numpy as np

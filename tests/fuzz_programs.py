@@ -247,7 +247,7 @@ class _Gen:
                 "Scatter", dict(handle=sym, indices=np.array(idx, np.int32), value=v, flow_in=f), f"{sym}_f"
             )
         if op == "Concat":
-            crash = grad and st["marked_size"] < 0  # TF segfaults here (spec 7.3)
+            crash = grad and st["marked_size"] < 0  # TF segfaults here (sem-crashes)
             if crash and r.random() < 0.7:
                 return FuzzStep("Size", dict(handle=sym, flow_in=f))
             kw = dict(handle=sym, flow_in=f, dtype=rdt)
@@ -258,7 +258,7 @@ class _Gen:
             n = st["size"] if r.random() < 0.8 else r.randint(0, st["size"] + 2)
             lengths = [r.choice([1, 1, 2, 0, 3]) for _ in range(n)]
             crash = False
-            if lengths and r.random() < 0.04:  # TF aborts on a negative length (spec 7.3)
+            if lengths and r.random() < 0.04:  # TF aborts on a negative length (sem-crashes)
                 j = r.randrange(n)
                 lengths[j] = -1
                 if n > 1:

@@ -1,7 +1,8 @@
 """Naive, obviously-correct reference model of TensorFlow's TensorArray V3 kernels.
 
-This is the test oracle for :mod:`numba_ta.raw_ops` (house style 16).  It follows
-``/work/shared/spec/tensorarray-semantics.md`` sections 1-3 literally: an array is
+This is the test oracle for :mod:`numba_ta.raw_ops`.  It follows the documentation's
+TensorFlow semantics reference (``docs/semantics.rst``, sections ``sem-array`` to
+``sem-grad-arrays``) literally: an array is
 a Python list of per-element records (value as an ndarray or None, shape tuple,
 flags written/read/cleared/local_copy) and every op performs TF's checks in TF's
 order with TF's exact message texts.  Speed is irrelevant.
@@ -17,7 +18,7 @@ numba_ta's deliberate divergences from TF are built in:
   negative split length, raise :class:`InvalidArgumentError` (TF crashes); these
   errors carry ``divergence = True`` because numba_ta may word them freely.
 
-Element states (spec 1.2), as reported by :meth:`Reference.state`:
+Element states (semantics reference, ``sem-states``), as reported by :meth:`Reference.state`:
 ``U`` unwritten, ``W`` written, ``Z`` soft zero (written, no value), ``A``
 aggregated (private sum buffer), ``R`` read and kept, ``C`` read and cleared.
 
@@ -191,7 +192,7 @@ class RefHandle:
 
 
 class _Elem:
-    """``TensorAndState`` (spec 1.2)."""
+    """``TensorAndState``: one slot (semantics reference, ``sem-states``)."""
 
     __slots__ = ("tensor", "shape", "written", "read", "cleared", "local_copy")
 
@@ -225,7 +226,7 @@ class _Elem:
 
 
 class _TA:
-    """One TensorArray resource (spec 1.1)."""
+    """One TensorArray resource (semantics reference, ``sem-fields``)."""
 
     def __init__(
         self,
@@ -261,7 +262,7 @@ class _TA:
         other.tensors = [e.clone() for e in self.tensors]
         return other
 
-    # -- derived sizes (H 277-308)
+    # -- derived sizes (sem-fields)
     def _check_open(self):
         if self.closed:
             raise InvalidArgumentError(f"TensorArray {self.name} has already been closed.")
@@ -283,14 +284,14 @@ class _TA:
             self.marked_size = n
 
     def set_elem_shape(self, candidate):
-        """``SetElemShape`` (spec 1.4.5): no closed check."""
+        """``SetElemShape`` (sem-merge-shape): no closed check."""
         self.element_shape = _merge(self.element_shape, candidate)
 
     def clear_and_mark_closed(self):
         self.tensors = []
         self.closed = True
 
-    # -- LockedWriteOrAggregate (spec 1.4.1)
+    # -- LockedWriteOrAggregate (sem-write-element)
     def write_or_aggregate(self, index, value):
         self._check_open()  # T1
         n = len(self.tensors)
@@ -347,7 +348,7 @@ class _TA:
         t.shape = tuple(value.shape)
         t.written = True
 
-    # -- LockedRead (spec 1.4.2)
+    # -- LockedRead (sem-read-element)
     def read(self, index):
         self._check_open()  # T1
         n = len(self.tensors)
@@ -404,7 +405,7 @@ class _TA:
             self.write_or_aggregate(int(i), v)
 
     def copy_shapes_from(self, rhs, prepend):
-        """``CopyShapesFrom`` (spec 1.4.4)."""
+        """``CopyShapesFrom`` (sem-copy-shapes)."""
         self._check_open()
         rhs._check_open()
         if len(self.tensors) != len(rhs.tensors):  # T13 (unreachable)
@@ -525,7 +526,7 @@ class Reference:
         ta = self._arrays[handle.resource_name]
         return [None if e.tensor is None else e.tensor.copy() for e in ta.tensors]
 
-    # -- 2.1
+    # -- TensorArrayV3 (sem-create)
     @_atomic
     def TensorArrayV3(
         self,
@@ -563,7 +564,7 @@ class Reference:
         )
         return handle, np.float32(0.0)
 
-    # -- 2.2
+    # -- TensorArrayWriteV3 (sem-write)
     @_atomic
     def TensorArrayWriteV3(self, handle, index, value, flow_in, name=None):
         flow = np.float32(flow_in)
@@ -574,7 +575,7 @@ class Reference:
         ta.write_or_aggregate(index, value)
         return flow
 
-    # -- 2.3
+    # -- TensorArrayReadV3 (sem-read)
     @_atomic
     def TensorArrayReadV3(self, handle, index, flow_in, dtype, name=None):
         index = self._check_index(index)
@@ -582,7 +583,7 @@ class Reference:
         self._check_read_dtype(ta, dtype)
         return ta.read(index)
 
-    # -- 2.4
+    # -- TensorArrayGatherV3 (sem-gather)
     @_atomic
     def TensorArrayGatherV3(self, handle, indices, flow_in, dtype, element_shape=None, name=None):
         ta = self._lookup(handle)
@@ -610,7 +611,7 @@ class Reference:
         if values[0].size == 0:
             # TF returns the (empty) output before comparing shapes, so no G5 here
             # (tensor_array_ops.cc, TensorArrayPackOrGatherOp: "If output_tensor is empty,
-            # there is nothing to concatenate so return it."; spec 2.4 omits this).
+            # there is nothing to concatenate so return it."; sem-gather, step 7).
             return np.zeros((len(values),) + shape0, dtype=ta.dtype)
         for k in range(1, len(values)):
             if tuple(values[k].shape) != shape0:  # G5
@@ -620,7 +621,7 @@ class Reference:
                 )
         return np.stack(values).astype(ta.dtype, copy=False)
 
-    # -- 2.5
+    # -- TensorArrayScatterV3 (sem-scatter)
     @_atomic
     def TensorArrayScatterV3(self, handle, indices, value, flow_in, name=None):
         flow = np.float32(flow_in)
@@ -647,7 +648,7 @@ class Reference:
         ta.write_or_aggregate_many(idx, [np.array(value[k]) for k in range(value.shape[0])])
         return flow
 
-    # -- 2.6
+    # -- TensorArrayConcatV3 (sem-concat)
     @_atomic
     def TensorArrayConcatV3(self, handle, flow_in, dtype, element_shape_except0=None, name=None):
         ta = self._lookup(handle)
@@ -692,7 +693,7 @@ class Reference:
         value = np.concatenate(values, axis=0).astype(ta.dtype, copy=False)
         return value, np.asarray(lengths, dtype=np.int64)
 
-    # -- 2.7
+    # -- TensorArraySplitV3 (sem-split)
     @_atomic
     def TensorArraySplitV3(self, handle, value, lengths, flow_in, name=None):
         flow = np.float32(flow_in)
@@ -729,20 +730,20 @@ class Reference:
         ta.write_or_aggregate_many(range(size), pieces)
         return flow
 
-    # -- 2.8
+    # -- TensorArraySizeV3 (sem-size)
     @_atomic
     def TensorArraySizeV3(self, handle, flow_in, name=None):
         ta = self._lookup(handle)
         return np.int32(ta.size())
 
-    # -- 2.9
+    # -- TensorArrayCloseV3 (sem-close)
     @_atomic
     def TensorArrayCloseV3(self, handle, name=None):
         ta = self._lookup(handle)
         ta.clear_and_mark_closed()
         return None
 
-    # -- 3
+    # -- TensorArrayGradV3 / TensorArrayGradWithShape (sem-grad-op)
     def _grad(self, handle, source, prepend_arg, with_shape):
         # step 1: resolve the forward name from the resource name
         rname = handle.resource_name

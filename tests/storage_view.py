@@ -6,7 +6,7 @@ element shape, flags.  :func:`same_snapshot` compares two such snapshots exactly
 can check that an op that raised left its array as it was.
 
 Element states: numba_ta keeps four bits per element (``WRITTEN=1, READ=2, CLEARED=4,
-DATA=8``); :func:`letter` maps them to the reference model's letters (spec §1.2)::
+DATA=8``); :func:`letter` maps them to the reference model's letters (semantics reference, ``sem-states``)::
 
     no WRITTEN                   U  unwritten
     WRITTEN|READ|CLEARED         C  read and cleared

@@ -1,4 +1,4 @@
-"""Differential fuzzing against TensorFlow (issue 4, item 2).
+"""Differential fuzzing against TensorFlow.
 
 Seeded random op programs (``tests/fuzz_programs.py``: all eleven V3 ops, forward and
 gradient arrays, static and dynamic, infer_shape and clear_after_read on and off, valid
@@ -7,8 +7,9 @@ and invalid steps) run through ``tf.raw_ops`` in eager mode and through
 results (values, dtypes, flows, sizes, handle names up to the unique-name counter) or the
 errors (class and kernel message, names normalised) must agree, and the sizes of all
 arrays are probed.  numba_ta is atomic and TF is not, so after an error the TF side is
-rebuilt from the successful steps only; steps on which TF crashes (spec §7.3) go to
-numba_ta alone, which must raise ``InvalidArgumentError``.
+rebuilt from the successful steps only; steps on which TF crashes (TensorFlow semantics
+reference, docs/semantics.rst, ``sem-crashes``) go to numba_ta alone, which must raise
+``InvalidArgumentError``.
 
 CI runs :data:`CI_PROGRAMS` programs of :data:`STEPS` random steps each (plus a final read
 of every slot).  Environment switches:

@@ -1,4 +1,4 @@
-"""Memory: no leaks, prompt freeing, a registry without dead entries (issue 4, item 4).
+"""Memory: no leaks, prompt freeing, a registry without dead entries.
 
 * :func:`test_many_arrays_rss_flat`: after a warm-up, creating, filling and closing
   :data:`N_ARRAYS` (10^5) arrays leaves the resident set size (``/proc/self/statm``)

@@ -1,8 +1,8 @@
-"""No crash, ever (issue 4, item 6).
+"""No crash, ever.
 
-* The inputs on which TensorFlow itself segfaults or aborts (spec §7.3, and a few more
-  found while building the bad-input matrix) are tests that numba_ta raises a clear error
-  instead, and leaves the array as it was:
+* The inputs on which TensorFlow itself segfaults or aborts (TensorFlow semantics reference,
+  docs/semantics.rst, ``sem-crashes``; a few more found while building the bad-input matrix)
+  are tests that numba_ta raises a clear error instead, and leaves the array as it was:
 
   - ``TensorArrayConcatV3`` on a gradient array whose forward array was never split
     (TF segfaults; also when the forward is split only after the gradient was created);

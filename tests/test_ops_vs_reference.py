@@ -4,8 +4,8 @@ Every call goes through both implementations (:class:`Pair`); results (values, d
 flows, sizes) and errors (class and exact message, with the unique-name counters mapped)
 must agree, and after every call the sizes of all live arrays are compared too, so a
 failed op that grows an array is caught.  Targeted tests also pin the exact TF message
-texts of the spec literally, and a few tests check the reference model itself against
-hand-computed expectations.
+texts of the TensorFlow semantics reference (docs/semantics.rst) literally, and a few tests
+check the reference model itself against hand-computed expectations.
 """
 
 from __future__ import annotations
@@ -204,7 +204,7 @@ def pair():
 
 
 class TestReferenceModel:
-    """The oracle checked against hand-computed expectations from the spec."""
+    """The oracle checked against hand-computed expectations from the semantics reference."""
 
     def test_states_write_read(self):
         r = Reference()
@@ -479,7 +479,7 @@ def test_gather_scatter_roundtrip(pair, dtype, parallel):
     pair.same("TensorArrayGatherV3", handle=g, indices=[4, 0, 2], flow_in=F0, dtype=dtype)
 
 
-# --------------------------------------------------------------------------- spec worked examples
+# --------------------------------------------------------------------------- semantics reference examples
 
 
 def test_example_grad_scatter_duplicates(pair):
@@ -1053,7 +1053,7 @@ def test_gather_narrowing_persists_on_success(pair):
 
 def test_gather_empty_first_element_skips_shape_check(pair):
     # TF's Gather kernel returns its empty output before the G5 comparison (verified on TF 2.21:
-    # shapes [0],[2],[2,2] gather [0,1,2] -> zeros (3,0)); spec 2.4 step 7 does not mention this.
+    # shapes [0],[2],[2,2] gather [0,1,2] -> zeros (3,0)); semantics reference, sem-gather step 7.
     h = pair.create(3, "float32", clear_after_read=False)
     for i, shape in enumerate([(0,), (2,), (2, 2)]):
         pair.ok("TensorArrayWriteV3", handle=h, index=i, value=np.ones(shape, np.float32), flow_in=F0)

@@ -2,8 +2,9 @@
 
 Every program runs on both backends step by step (see ``oracle_util.py``): results, flows,
 sizes, error classes and kernel messages must agree.  After a failing step the TF side is
-replayed without it, because numba_ta is atomic (design.md, decision 3) and TF is not.
-Steps on which TF crashes (spec §7.3) are never sent to TF.
+replayed without it, because numba_ta is atomic and TF is not (docs/tensorflow-migration.rst,
+"Deliberate divergences", item 1).  Steps on which TF crashes (TensorFlow semantics reference,
+docs/semantics.rst, section ``sem-crashes``) are never sent to TF.
 """
 
 import os
@@ -93,7 +94,7 @@ def check(*program):
 
 
 # ----------------------------------------------------------------------------------------
-# §2.1 TensorArrayV3
+# TensorArrayV3 (semantics reference: sem-create)
 
 
 def test_create_size_not_scalar():
@@ -154,7 +155,7 @@ def test_create_python_layer_errors_loose():
 
 
 # ----------------------------------------------------------------------------------------
-# §2.2 TensorArrayWriteV3
+# TensorArrayWriteV3 (sem-write)
 
 
 def test_write_flow_passthrough_and_basic():
@@ -301,7 +302,7 @@ def test_failed_scatter_keeps_no_shape_inference_in_numba_ta():
 
 
 # ----------------------------------------------------------------------------------------
-# §2.3 TensorArrayReadV3
+# TensorArrayReadV3 (sem-read)
 
 
 def test_read_errors():
@@ -363,7 +364,7 @@ def test_read_many_without_clear():
 
 
 # ----------------------------------------------------------------------------------------
-# §2.4 TensorArrayGatherV3
+# TensorArrayGatherV3 (sem-gather)
 
 
 def test_gather_dtype_k8():
@@ -485,7 +486,7 @@ def test_gather_out_of_range_and_zeros():
 
 
 # ----------------------------------------------------------------------------------------
-# §2.5 TensorArrayScatterV3
+# TensorArrayScatterV3 (sem-scatter)
 
 
 def test_scatter_basic_and_flow():
@@ -548,7 +549,7 @@ def test_scatter_dynamic_growth_and_unstack():
 
 
 # ----------------------------------------------------------------------------------------
-# §2.6 TensorArrayConcatV3
+# TensorArrayConcatV3 (sem-concat)
 
 
 def test_concat_basic_and_zero_rows():
@@ -642,7 +643,7 @@ def test_concat_checks_element_by_element():
 
 
 # ----------------------------------------------------------------------------------------
-# §2.7 TensorArraySplitV3
+# TensorArraySplitV3 (sem-split)
 
 
 def test_split_basic_and_zero_lengths():
@@ -715,7 +716,7 @@ def test_split_negative_length_crashes_tf():
 
 
 # ----------------------------------------------------------------------------------------
-# §2.8 / §2.9 Size and Close
+# Size and Close (sem-size, sem-close)
 
 
 def test_close_then_everything_t1():
@@ -737,7 +738,7 @@ def test_close_then_everything_t1():
 
 
 # ----------------------------------------------------------------------------------------
-# §3 TensorArrayGradV3 / TensorArrayGradWithShape
+# TensorArrayGradV3 / TensorArrayGradWithShape (sem-grad-op)
 
 
 def test_grad_flow_and_names():

@@ -1,4 +1,4 @@
-"""Stateful property tests: random op sequences against the reference model (issue 4, item 1).
+"""Stateful property tests: random op sequences against the reference model.
 
 A hypothesis ``RuleBasedStateMachine`` drives all eleven V3 ops (``TensorArrayV3``,
 Write, Read, Gather, Scatter, Concat, Split, Size, Close, ``TensorArrayGradV3`` and
@@ -11,15 +11,15 @@ kernels (``PARALLEL_MIN_ELEMENTS`` 2**62 or 0).  After every op:
 * results agree: values (dtype, shape, content, NaN for NaN), flows (float32, passed
   through or 0.0), sizes, concat lengths, handle names (up to the unique-name counter);
 * on an error: the same class and the same message (reference names mapped to numba_ta's;
-  for the two cases where TF crashes, spec §7.3, the class only), and numba_ta's arrays
-  are exactly as they were before the op (checked on numba_ta's own storage, snapshot
-  before / after);
+  for the cases where TF crashes, the class only: TensorFlow semantics reference,
+  docs/semantics.rst, ``sem-crashes``), and numba_ta's arrays are exactly as they were before
+  the op (checked on numba_ta's own storage, snapshot before / after);
 * every array's full state agrees with the reference (the invariant below).
 
 Element states.  numba_ta keeps four bits per element in ``handle._storage.state``
 (``WRITTEN=1, READ=2, CLEARED=4, DATA=8``); they map to the reference's letters as::
 
-    bits                         letter   reference meaning (spec §1.2)
+    bits                         letter   reference meaning (``sem-states``)
     no WRITTEN                   U        unwritten
     WRITTEN|READ|CLEARED         C        read and cleared
     WRITTEN|READ (DATA or not)   R        read and kept (a read soft zero keeps no data)
