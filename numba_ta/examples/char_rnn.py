@@ -62,10 +62,14 @@ __all__ = [
     "loss",
     "loss_and_grads",
     "LossAndGrads",
+    "GRAD_CHECK_STEP",
+    "GRAD_CHECK_RTOL",
+    "finite_difference_atol",
     "GradCheckEntry",
     "GradCheckResult",
     "check_gradients",
     "clip_gradients",
+    "learning_rate",
     "Adam",
     "sample",
     "TrainResult",
@@ -89,6 +93,9 @@ DEFAULT_STEPS = 800
 DEFAULT_HIDDEN = 64
 DEFAULT_SEQ_LEN = 25
 DEFAULT_LR = 5e-3
+# After this many steps the learning rate decays as lr * sqrt(DEFAULT_LR_DECAY_START / step):
+# see train() for why.  The default run (800 steps) never reaches it.
+DEFAULT_LR_DECAY_START = 1000
 DEFAULT_SAMPLE_LEN = 300
 DEFAULT_TEMPERATURE = 0.8
 DEFAULT_GRAD_CHECK_ENTRIES = 30
@@ -603,6 +610,92 @@ def loss_and_grads(params, inputs, targets, h0=None):
 
 # --------------------------------------------------------------------------- gradient check
 
+# How far a correct gradient may be from its finite-difference estimate.
+#
+# check_gradients estimates dL/dp by the fourth-order central difference
+#
+#     D(h) = (8 (L(p + h) - L(p - h)) - (L(p + 2h) - L(p - 2h))) / (12 h)
+#
+# in float64.  Its error has two parts:
+#
+# * Truncation.  Taylor expansion gives D(h) = L' - h**4 / 30 * L''''' + O(h**6).
+#   (The plain central difference (L(p + h) - L(p - h)) / (2 h) is off by
+#   h**2 / 6 * L''' plus a rounding error of eps * |L| / h: with |L'''| and |L|
+#   about 1, even its best step, (3 eps)**(1/3) = 9e-6, leaves 4e-11, a hundred
+#   times the fourth-order stencil's error at h = 1e-3.)  Measured |L'''''|
+#   (long-double differences at h = 1e-2, 3e-3 and 1e-3 against the analytic
+#   gradient): 0.3 on a fresh model of 20,000 characters, 2.8 and 3.2 on the
+#   Zen of Python after 800 and 5,000 steps.
+#   Taking |L'''''| <= 10, the truncation error at h = 1e-3 is at most
+#   1e-12 / 30 * 10 = 3.3e-13.
+# * Rounding.  Each float64 loss evaluation is off by some delta of about
+#   eps * max(|L|, 1), eps = 2.2e-16 (measured against long double: 0.02 to 3
+#   eps).  The stencil weighs four evaluations by 8, 8, 1, 1 over 12 h, so it
+#   adds at most 18 / 12 * delta / h = 1.5 * eps * max(|L|, 1) / h, which is
+#   3.3e-13 * max(|L|, 1) at h = 1e-3.  It grows as the step shrinks: a smaller
+#   step does not help.
+#
+# The absolute tolerance is ten times the sum of the two bounds: 6.7e-12 while
+# the loss is at most 1 nat per character, 3.6e-11 at L = 9.9 = ln 20,000 (a
+# fresh model of 20,000 distinct characters).  The largest rounding error
+# measured (float64 against long-double differences, 30 entries) is 1.7e-12
+# there and 1.9e-13 on the Zen model after 800 steps.  A relative-only test
+# fails such tiny entries: with 20,000 characters an output weight's gradient
+# is about 1.5e-7, and 1.7e-12 of rounding is 1.1e-5 of it.
+# The relative tolerance covers the large entries, whose finite-difference
+# error is relatively negligible (at most 4e-9 of a gradient of 1e-3 or more).
+
+#: Finite-difference step of :func:`check_gradients`.
+GRAD_CHECK_STEP = 1e-3
+
+#: Relative tolerance of :func:`check_gradients`.
+GRAD_CHECK_RTOL = 1e-5
+
+# Assumed bound on |d^5 L / dp^5| (measured: at most 3.2) and the safety factor
+# on the error bound; see the derivation above.
+_FIFTH_DERIVATIVE_BOUND = 10.0
+_ATOL_SAFETY = 10.0
+
+
+def finite_difference_atol(loss_value, step=GRAD_CHECK_STEP):
+    """Absolute tolerance of :func:`check_gradients` for a loss value and step.
+
+    Ten times the error bound of the fourth-order central difference in
+    float64: rounding, ``1.5 * eps * max(|L|, 1) / step`` with ``eps`` =
+    2.2e-16 the machine epsilon, plus truncation, ``step**4 / 30 * 10`` (the
+    fifth derivative of the loss taken as at most 10; measured at most 3.2).
+    The comments above :data:`GRAD_CHECK_STEP` in the source derive and
+    measure both terms.
+
+    Parameters
+    ----------
+    loss_value : float
+        The loss at the checked parameters, nats per character.
+    step : float, optional
+        Finite-difference step (> 0).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If `step` is not positive.
+
+    Examples
+    --------
+    >>> from numba_ta.examples.char_rnn import finite_difference_atol
+    >>> f"{finite_difference_atol(0.6):.1e}", f"{finite_difference_atol(9.9):.1e}"
+    ('6.7e-12', '3.6e-11')
+    """
+    if not step > 0:
+        raise ValueError(f"step must be > 0, got {step}")
+    eps = float(np.finfo(np.float64).eps)
+    rounding = 1.5 * eps * max(abs(float(loss_value)), 1.0) / step
+    truncation = step**4 / 30 * _FIFTH_DERIVATIVE_BOUND
+    return _ATOL_SAFETY * (rounding + truncation)
+
 
 class GradCheckEntry(NamedTuple):
     """One checked parameter entry of :class:`GradCheckResult`.
@@ -619,6 +712,10 @@ class GradCheckEntry(NamedTuple):
         Central finite difference.
     rel_error : float
         ``|analytic - numeric| / max(|analytic|, |numeric|)`` (0 if both are 0).
+    abs_error : float
+        ``|analytic - numeric|``.
+    allowed : float
+        The entry's tolerance, ``atol + rtol * |numeric|``.
     """
 
     name: str
@@ -626,36 +723,88 @@ class GradCheckEntry(NamedTuple):
     analytic: float
     numeric: float
     rel_error: float
+    abs_error: float
+    allowed: float
+
+    @property
+    def ok(self):
+        """bool: Whether ``abs_error <= allowed`` (False if either is NaN)."""
+        return bool(self.abs_error <= self.allowed)
+
+    @property
+    def ratio(self):
+        """float: ``abs_error / allowed``: the entry passes if it is at most 1 (inf if NaN)."""
+        r = self.abs_error / self.allowed if self.allowed > 0 else (0.0 if self.abs_error == 0 else math.inf)
+        return r if math.isfinite(r) else math.inf
+
+    def describe(self):
+        """Return one line naming the entry, both values and the difference against its tolerance.
+
+        Returns
+        -------
+        str
+        """
+        where = ", ".join(str(i) for i in self.index)
+        return (
+            f"{self.name}[{where}]: analytic {self.analytic:.6g}, numeric {self.numeric:.6g}, "
+            f"|difference| {self.abs_error:.2e}, allowed {self.allowed:.2e}"
+        )
 
 
 @dataclass(frozen=True)
 class GradCheckResult:
     """Result of :func:`check_gradients`.
 
+    An entry passes if ``|analytic - numeric| <= atol + rtol * |numeric|`` (the
+    test of ``numpy.testing.assert_allclose`` and
+    ``torch.autograd.gradcheck``); the check passes if every entry does.
+
     Attributes
     ----------
     max_rel_error : float
-        Largest relative error over the checked entries.
-    tol : float
-        The pass threshold.
+        Largest relative error over the checked entries, for information: a
+        tiny gradient can have a large relative error and still pass on `atol`.
+    rtol : float
+        Relative tolerance.
+    atol : float
+        Absolute tolerance (:func:`finite_difference_atol` by default).
     passed : bool
-        ``max_rel_error < tol``.
+        Whether every entry is within its tolerance.
     eps : float
         Finite-difference step.
+    loss : float
+        The float64 loss at the checked parameters.
     entries : tuple of GradCheckEntry
         Every checked entry.
     """
 
     max_rel_error: float
-    tol: float
+    rtol: float
+    atol: float
     passed: bool
     eps: float
+    loss: float
     entries: tuple = field(repr=False)
 
     @property
     def n_checked(self):
         """int: Number of checked entries."""
         return len(self.entries)
+
+    @property
+    def max_abs_error(self):
+        """float: Largest ``|analytic - numeric|``."""
+        return max(e.abs_error for e in self.entries)
+
+    @property
+    def worst(self):
+        """GradCheckEntry: The entry with the largest ``abs_error / allowed``."""
+        return max(self.entries, key=lambda e: e.ratio)
+
+    @property
+    def tolerance(self):
+        """str: The pass condition with its numbers, ``|analytic - numeric| <= ATOL + RTOL * |numeric|``."""
+        return f"|analytic - numeric| <= {self.atol:.1e} + {self.rtol:.0e} * |numeric|"
 
 
 def _sample_entries(params, inputs, n_entries, rng):
@@ -685,9 +834,10 @@ def check_gradients(
     targets,
     h0=None,
     *,
-    n_entries=30,
-    eps=1e-3,
-    tol=1e-5,
+    n_entries=DEFAULT_GRAD_CHECK_ENTRIES,
+    eps=GRAD_CHECK_STEP,
+    rtol=GRAD_CHECK_RTOL,
+    atol=None,
     seed=0,
     loss_and_grads=loss_and_grads,
 ):
@@ -701,6 +851,14 @@ def check_gradients(
     from the columns of characters that occur in `inputs` (the other columns
     have zero gradient on both sides, which would prove nothing).
 
+    An entry passes if ``|analytic - numeric| <= atol + rtol * |numeric|``, as
+    in ``numpy.testing.assert_allclose``.  The default `atol` is the
+    floating-point noise floor of the finite difference with a margin of ten
+    (:func:`finite_difference_atol`): 6.7e-12 while the loss is below 1 nat,
+    3.6e-11 at 9.9 nats.  Without it, a correct gradient of 1.5e-7 (an output
+    weight with 20,000 characters) can fail a relative tolerance of 1e-5 on
+    rounding error alone.
+
     Parameters
     ----------
     params : dict of str to ndarray
@@ -713,10 +871,14 @@ def check_gradients(
         Number of parameter entries to check (>= 1).
     eps : float, optional
         Finite-difference step.  The fourth-order stencil has truncation error
-        O(eps**4), so a fairly large step keeps rounding error small: with the
-        default the error is typically below 1e-8 even for gradients near 1e-6.
-    tol : float, optional
-        The check passes if every relative error is below `tol`.
+        O(eps**4), so a fairly large step keeps rounding error small: at the
+        default 1e-3 truncation is below 3.3e-13 and rounding below 3.3e-13
+        per nat of loss.
+    rtol : float, optional
+        Relative tolerance (> 0).
+    atol : float, optional
+        Absolute tolerance (>= 0); by default
+        ``finite_difference_atol(loss, eps)`` for the loss at `params`.
     seed : int, optional
         Seed for choosing the entries.
     loss_and_grads : callable, optional
@@ -730,8 +892,19 @@ def check_gradients(
     Raises
     ------
     ValueError
-        If `n_entries` < 1, `eps` or `tol` are not positive, or the batch is
-        malformed.
+        If `n_entries` < 1, `eps` or `rtol` is not positive, `atol` is
+        negative, or the batch is malformed.
+
+    Notes
+    -----
+    `atol` assumes a smooth loss (fifth derivative at most 10).  A model
+    whose training diverged into chaotic dynamics breaks that assumption:
+    after 100,000 steps at a constant learning rate (``train(...,
+    lr_decay_start=None)``, spectral radius of ``Whh`` 12) the difference with
+    step 1e-3 is off by 2e-3 on a gradient of -5.18, and the check fails,
+    although the gradient is right (long-double differences with step 1e-5
+    agree with it to 7e-11).  :func:`train`'s learning-rate decay keeps the
+    demo out of that regime.
 
     Examples
     --------
@@ -739,13 +912,19 @@ def check_gradients(
     >>> r = check_gradients(init_params(4, 3), [0, 1, 2, 1], [1, 2, 3, 0], n_entries=10)
     >>> r.passed, r.n_checked
     (True, 10)
+    >>> r.tolerance
+    '|analytic - numeric| <= 8.0e-12 + 1e-05 * |numeric|'
     """
     if int(n_entries) < 1:
         raise ValueError(f"n_entries must be >= 1, got {n_entries}")
-    if not (eps > 0 and tol > 0):
-        raise ValueError(f"eps and tol must be positive, got eps={eps}, tol={tol}")
+    if not (eps > 0 and math.isfinite(eps) and rtol > 0):
+        raise ValueError(f"eps and rtol must be positive, got eps={eps}, rtol={rtol}")
+    if atol is not None and not atol >= 0:
+        raise ValueError(f"atol must be >= 0, got {atol}")
     p64 = {k: np.array(params[k], dtype=np.float64) for k in PARAM_NAMES}
     inputs, targets, h0 = _check_batch(p64, inputs, targets, h0)
+    value = loss(p64, inputs, targets, h0)
+    atol = finite_difference_atol(value, eps) if atol is None else float(atol)
     analytic = loss_and_grads(p64, inputs, targets, h0).grads
     rng = np.random.default_rng(seed)
     entries = []
@@ -759,13 +938,15 @@ def check_gradients(
         w[idx] = old
         num = (8 * (f[1] - f[-1]) - (f[2] - f[-2])) / (12 * eps)
         ana = float(analytic[name][idx])
+        diff = abs(ana - num)
         scale = max(abs(ana), abs(num))
-        rel = abs(ana - num) / scale if scale > 0 else 0.0
-        entries.append(GradCheckEntry(name, idx, ana, num, rel))
+        rel = diff / scale if scale > 0 else 0.0
+        entries.append(GradCheckEntry(name, idx, ana, num, rel, diff, atol + rtol * abs(num)))
     worst = max(e.rel_error for e in entries)
     if not math.isfinite(worst):
         worst = math.inf
-    return GradCheckResult(worst, tol, worst < tol, eps, tuple(entries))
+    passed = all(e.ok for e in entries)
+    return GradCheckResult(worst, rtol, atol, passed, eps, value, tuple(entries))
 
 
 # --------------------------------------------------------------------------- training
@@ -802,6 +983,38 @@ def clip_gradients(grads, max_norm):
     return norm
 
 
+def learning_rate(step, lr=DEFAULT_LR, decay_start=DEFAULT_LR_DECAY_START):
+    """Learning rate of a 1-based training step: `lr`, then decaying as ``1 / sqrt(step)``.
+
+    ``lr`` for the first `decay_start` steps, ``lr * sqrt(decay_start / step)``
+    after them (continuous at `decay_start`); see :func:`train` for why.
+
+    Parameters
+    ----------
+    step : int
+        1-based step number.
+    lr : float, optional
+        Initial learning rate.
+    decay_start : int or None, optional
+        Last step at the full rate; ``None`` keeps `lr` constant.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from numba_ta.examples.char_rnn import learning_rate
+    >>> [learning_rate(s, 0.005) for s in (1, 1000, 4000, 100_000)]
+    [0.005, 0.005, 0.0025, 0.0005]
+    >>> learning_rate(100_000, 0.005, decay_start=None)
+    0.005
+    """
+    if decay_start is None or step <= decay_start:
+        return lr
+    return lr * math.sqrt(decay_start / step)
+
+
 class Adam:
     """Adam optimizer over a dict of parameters (updated in place).
 
@@ -834,14 +1047,17 @@ class Adam:
         self.v = {k: np.zeros_like(v) for k, v in params.items()}
         self.t = 0
 
-    def step(self, grads):
+    def step(self, grads, lr=None):
         """Apply one update.
 
         Parameters
         ----------
         grads : dict of str to ndarray
             Gradient of each parameter, same shapes.
+        lr : float, optional
+            Learning rate of this step (a schedule's); `self.lr` by default.
         """
+        lr = self.lr if lr is None else lr
         self.t += 1
         c1 = 1 - self.beta1**self.t
         c2 = 1 - self.beta2**self.t
@@ -852,7 +1068,7 @@ class Adam:
             m += (1 - self.beta1) * g
             v *= self.beta2
             v += (1 - self.beta2) * (g * g)
-            p -= (self.lr / c1) * m / (np.sqrt(v / c2) + self.eps)
+            p -= (lr / c1) * m / (np.sqrt(v / c2) + self.eps)
 
 
 def sample(params, vocab, length, *, prime=None, temperature=0.8, seed=0):
@@ -981,7 +1197,7 @@ class TrainResult:
         return float(self.smoothed[-1])
 
 
-def _check_options(text, steps, hidden, seq_len, lr, clip):
+def _check_options(text, steps, hidden, seq_len, lr, clip, lr_decay_start=None):
     if int(steps) < 1:
         raise ValueError(f"steps must be >= 1, got {steps}")
     if int(hidden) < 1:
@@ -996,6 +1212,8 @@ def _check_options(text, steps, hidden, seq_len, lr, clip):
         raise ValueError(f"lr must be a positive number, got {lr}")
     if not (clip > 0):
         raise ValueError(f"clip must be > 0, got {clip}")
+    if lr_decay_start is not None and not (isinstance(lr_decay_start, (int, np.integer)) and lr_decay_start >= 1):
+        raise ValueError(f"lr_decay_start must be None or an integer >= 1, got {lr_decay_start!r}")
 
 
 def train(
@@ -1005,6 +1223,7 @@ def train(
     hidden=DEFAULT_HIDDEN,
     seq_len=DEFAULT_SEQ_LEN,
     lr=DEFAULT_LR,
+    lr_decay_start=DEFAULT_LR_DECAY_START,
     clip=5.0,
     seed=0,
     dtype=np.float32,
@@ -1016,6 +1235,26 @@ def train(
     one), starting from the hidden state the previous chunk ended with; at the
     end of the text it starts over from the beginning with a zero state.
     Gradients (:func:`loss_and_grads`) are clipped to a global norm of `clip`.
+    The learning rate is `lr` for the first `lr_decay_start` steps, then
+    ``lr * sqrt(lr_decay_start / step)`` (:func:`learning_rate`).
+
+    Why the decay: Adam moves every weight by about the learning rate per
+    step, however small the gradient (it divides by the gradient's running
+    RMS; for the same reason the clip bounds the gradient but not the update).
+    Once the text is learnt, a constant rate keeps pushing the logits up and
+    the weights grow without end.  Measured on the Zen of Python with the
+    defaults and a constant rate: the weights' norm grows from 61 at step
+    5,000 to 209 at step 100,000, the spectral radius of ``Whh`` from 2.5 to
+    12, the share of saturated hidden units (``|h| > 0.99``) from 14% to 83%;
+    the median gradient norm rises from about 1 to 133 (95% of the steps
+    clipped), and the smoothed loss, 0.018 at its best, is back at 1.96 nats
+    at step 100,000 (loss spikes start at step 6,200).  With the decay the
+    total movement grows as the square root of the steps: the same run ends
+    at 0.004 nats, norm 85, spectral radius 2.3, 24% saturated.  (A smaller
+    ``beta2``, 0.99, leaves the drift; decoupled weight decay of 0.1 stops it
+    but holds the loss at 0.2; clipping Adam's update on top of the decay
+    changes nothing measurable.)  The default 800 steps end before the decay
+    starts.
 
     Parameters
     ----------
@@ -1028,7 +1267,10 @@ def train(
     seq_len : int, optional
         Characters per chunk: the number of time steps backpropagated through.
     lr : float, optional
-        Adam learning rate.
+        Adam learning rate of the first `lr_decay_start` steps.
+    lr_decay_start : int or None, optional
+        Step after which the learning rate decays as ``1 / sqrt(step)``;
+        ``None`` keeps it constant (and long runs unstable, see above).
     clip : float, optional
         Global gradient-norm limit.
     seed : int, optional
@@ -1058,7 +1300,7 @@ def train(
     ((60,), True)
     """
     validate_text(text)
-    _check_options(text, steps, hidden, seq_len, lr, clip)
+    _check_options(text, steps, hidden, seq_len, lr, clip, lr_decay_start)
     vocab = Vocab(text)
     data = vocab.encode(text)
     params = init_params(len(vocab), hidden, seed=seed, dtype=dtype)
@@ -1078,7 +1320,7 @@ def train(
         targets = data[pos + 1 : pos + seq_len + 1]
         value, grads, h, _ = loss_and_grads(params, inputs, targets, h)
         clip_gradients(grads, clip)
-        opt.step(grads)
+        opt.step(grads, learning_rate(i + 1, lr, lr_decay_start))
         pos += seq_len
         losses[i] = value
         avg = beta * avg + (1 - beta) * value
