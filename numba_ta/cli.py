@@ -8,20 +8,24 @@ Subcommands
     float64 gradient check and a generated sample
     (:mod:`numba_ta.examples.char_rnn`).
 ``numba-ta info``
-    Print the versions, threading layer and thread count in use.
+    Print the versions, threading layer (and whether ``fork()`` is safe with it)
+    and thread count in use.
 ``numba-ta bench``
     Time the main workloads side by side for numba_ta, a numpy list, a
     preallocated numpy buffer and (when installed) TensorFlow eager and
-    ``tf.function``; print medians, ratios and the performance targets
-    (:mod:`numba_ta.bench`), optionally as ``--json`` and a ``--plot``.
+    ``tf.function``; print medians, ratios and the performance goals, met or
+    missed, optionally as ``--json`` and a ``--plot``.  The benchmarks are in
+    the source repository's ``asv_bench/``, not in the installed package: the
+    command runs them from a clone and otherwise says how to get one
+    (:mod:`numba_ta._bench_cmd`).
 
 Each subcommand is one :class:`Command` in ``COMMANDS``: a name, a help line, a
 function that adds its options to an :mod:`argparse` parser, and a function that
 runs it and returns the exit status.  Adding a subcommand means adding one entry.
 
 Exit status: 0 on success, 1 if the demo's gradient check fails, a bench case
-fails (or stdout closes early), 2 for bad input (one ``numba-ta <command>: error: ...`` line on
-stderr, no traceback), 130 on Ctrl-C.
+fails, no benchmark suite is found (or stdout closes early), 2 for bad input (one
+``numba-ta <command>: error: ...`` line on stderr, no traceback), 130 on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -128,7 +132,8 @@ def _add_demo_arguments(parser):
         type=_positive_float,
         default=char_rnn.DEFAULT_LR,
         metavar="LR",
-        help="Adam learning rate (default: %(default)s)",
+        help=f"Adam learning rate, decaying as 1/sqrt(step) after step {char_rnn.DEFAULT_LR_DECAY_START} "
+        "(default: %(default)s)",
     )
     parser.add_argument(
         "--seed",
@@ -231,7 +236,7 @@ def _run_demo(args, out):
     print(
         f"text: {_printable(source, out)} ({len(text)} characters, {len(vocab)} distinct); "
         f"hidden {args.hidden}, seq-len {args.seq_len}, {args.steps} steps, "
-        f"Adam lr {args.lr:g}, seed {args.seed}",
+        f"Adam lr {args.lr:g} (1/sqrt decay after step {char_rnn.DEFAULT_LR_DECAY_START}), seed {args.seed}",
         file=out,
         flush=True,
     )
@@ -261,8 +266,8 @@ def _run_demo(args, out):
     verdict = "PASS" if check.passed else "FAIL"
     print(
         f"gradient check (float64, {len(inputs)} steps, {check.n_checked} entries vs central "
-        f"differences): max relative error {check.max_rel_error:.2e} "
-        f"(tolerance {check.tol:.0e}): {verdict}",
+        f"differences): max relative error {check.max_rel_error:.2e}; "
+        f"pass if {check.tolerance} (worst entry: {check.worst.ratio:.2g} of its bound): {verdict}",
         file=out,
     )
 
@@ -281,8 +286,7 @@ def _run_demo(args, out):
     print(f"done in {time.perf_counter() - t0:.1f} s", file=out, flush=True)
     if not check.passed:
         print(
-            f"{PROG} demo: error: gradient check failed: max relative error "
-            f"{check.max_rel_error:.2e} >= {check.tol:.0e}",
+            f"{PROG} demo: error: gradient check failed: {check.worst.describe()}",
             file=sys.stderr,
         )
         return 1
@@ -312,19 +316,45 @@ def _threading_layer():
         return f"unavailable ({type(e).__name__}: {e})"
 
 
+def _fork_safety(layer):
+    """One line on ``os.fork()`` with the threading layer ``layer`` (its name, or why it is unknown)."""
+    advice = (
+        "use multiprocessing's 'forkserver' or 'spawn' start method, "
+        "or NUMBA_THREADING_LAYER=tbb or workqueue (fork-safe)"
+    )
+    if layer in ("tbb", "workqueue"):
+        return f"safe ({layer} layer)"
+    if layer == "omp":
+        try:
+            from numba.np.ufunc import omppool
+
+            vendor = omppool.openmp_vendor
+        except Exception:  # the vendor is only a detail of the message
+            vendor = None
+        if vendor not in (None, "GNU"):
+            return f"{vendor} OpenMP, not GNU OpenMP: no known fork() problem"
+        return (
+            "a forked child that runs a parallel kernel after its parent did is terminated by GNU OpenMP "
+            f'("fork() called from a process already using GNU OpenMP"): {advice}'
+        )
+    return f"depends on the layer: GNU OpenMP (the omp layer on Linux) terminates such children; {advice}"
+
+
 def _run_info(args, out):
     import numba
     import numpy
 
     import numba_ta
 
+    layer = _threading_layer()
     rows = [
         ("numba_ta", getattr(numba_ta, "__version__", "unknown")),
         ("python", f"{platform.python_version()} ({sys.executable})"),
         ("platform", platform.platform()),
         ("numpy", numpy.__version__),
         ("numba", numba.__version__),
-        ("threading layer", _threading_layer()),
+        ("threading layer", layer),
+        ("fork()", _fork_safety(layer)),
         ("threads", f"{numba.get_num_threads()} (numba.get_num_threads())"),
         ("NUMBA_NUM_THREADS", os.environ.get("NUMBA_NUM_THREADS", "unset")),
         ("NUMBA_THREADING_LAYER", os.environ.get("NUMBA_THREADING_LAYER", "unset")),
@@ -345,221 +375,27 @@ def _run_info(args, out):
 
 # --------------------------------------------------------------------------- bench
 
-_BYTE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
-
-#: Largest --size: the bulk workloads hold several copies of it at once.
-MAX_BENCH_BYTES = 2 << 30
-
-
-def _byte_size(text):
-    """``"64M"``, ``"64MiB"``, ``"4k"``, ``"4096"`` -> bytes (binary units)."""
-    import re
-
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgKMG]?)(?:i?[bB])?\s*", text)
-    if not m:
-        raise argparse.ArgumentTypeError(f"expected a size such as 4096, 4K, 64M or 1G, got {text!r}")
-    value = int(float(m.group(1)) * _BYTE_UNITS[m.group(2).lower()])
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1 byte, got {text!r}")
-    if value > MAX_BENCH_BYTES:
-        raise argparse.ArgumentTypeError(f"must be at most 2G, got {text!r}")
-    return value
-
-
-def _nonnegative_float(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not (value >= 0 and math.isfinite(value)):
-        raise argparse.ArgumentTypeError(f"must be a non-negative finite number, got {text!r}")
-    return value
-
-
-def _name_list(choices):
-    def parse(text):
-        names = [t.strip() for t in text.split(",") if t.strip()]
-        bad = [t for t in names if t not in choices]
-        if bad or not names:
-            raise argparse.ArgumentTypeError(
-                f"unknown name {', '.join(map(repr, bad)) or repr(text)}; choose from {', '.join(choices)}"
-            )
-        return tuple(dict.fromkeys(names))
-
-    return parse
-
 
 def _add_bench_arguments(parser):
-    from . import bench
+    """Take every argument after ``bench`` as it is, ``--help`` included.
 
-    size = parser.add_mutually_exclusive_group()
-    size.add_argument(
-        "--quick",
-        action="store_true",
-        help="small sizes, 3 repeats, 0.1 s warm-up (4M bulk, 1000-element loops, growth to 10^4)",
-    )
-    size.add_argument("--full", action="store_true", help="also time 10^6 writes into a dynamic array (growth)")
+    The benchmarks, and the parser of their options, live in the source
+    repository's ``asv_bench/`` (see :mod:`numba_ta._bench_cmd`): no argument is
+    an option of this parser (no prefix character), so argparse hands them all over.
+    """
+    parser.prefix_chars = "\0"
     parser.add_argument(
-        "--repeat", type=_positive_int, default=None, metavar="N", help="timed runs per cell, median shown (default: 5)"
+        "options",
+        nargs=argparse.REMAINDER,
+        metavar="OPTION",
+        help="options of the benchmark report (numba-ta bench --help lists them when the suite is found)",
     )
-    parser.add_argument(
-        "--size",
-        type=_byte_size,
-        default=None,
-        metavar="BYTES",
-        help="bytes moved by the bulk workloads, e.g. 64M (default: 64M; 4M with --quick)",
-    )
-    parser.add_argument(
-        "--element",
-        type=_byte_size,
-        default=4 << 10,
-        metavar="BYTES",
-        help="bytes per element in the bulk workloads (default: 4K)",
-    )
-    parser.add_argument(
-        "--small",
-        type=_positive_int,
-        default=None,
-        metavar="N",
-        help="elements written and read one at a time in the write/read loops (default: 10000)",
-    )
-    parser.add_argument(
-        "--warmup",
-        type=_nonnegative_float,
-        default=None,
-        metavar="SECONDS",
-        help="untimed warm-up per case, at least one call (default: 0.5; 0.1 with --quick)",
-    )
-    parser.add_argument("--dtype", choices=("float32", "float64"), default="float32", help="(default: %(default)s)")
-    parser.add_argument(
-        "--workloads",
-        type=_name_list(bench.WORKLOADS),
-        default=bench.WORKLOADS,
-        metavar="LIST",
-        help=f"comma-separated subset of: {', '.join(bench.WORKLOADS)} (default: all)",
-    )
-    parser.add_argument(
-        "--impls",
-        type=_name_list(bench.IMPLS),
-        default=bench.IMPLS,
-        metavar="LIST",
-        help=f"comma-separated subset of: {', '.join(bench.IMPLS)} (default: all available)",
-    )
-    parser.add_argument("--no-tf", action="store_true", help="skip TensorFlow even if it is installed")
-    parser.add_argument(
-        "--threads", type=_positive_int, default=None, metavar="N", help="numba threads for the kernels (default: all)"
-    )
-    parser.add_argument(
-        "--parallel-threshold",
-        type=_nonnegative_int,
-        default=None,
-        metavar="ITEMS",
-        help="array items from which bulk ops use the parallel kernels (default: numba_ta's setting)",
-    )
-    parser.add_argument("--json", metavar="FILE", default=None, help="also write all timings to FILE as JSON")
-    parser.add_argument(
-        "--plot", metavar="FILE.png", default=None, help="also draw a bar chart to FILE.png (needs matplotlib)"
-    )
-    parser.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
-
-
-def _check_output_path(option, path):
-    parent = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise _UsageError(f"{option}: is a directory: {path}")
-    if not os.path.isdir(parent):
-        raise _UsageError(f"{option}: directory does not exist: {parent}")
-
-
-def _bench_config(args):
-    from . import bench
-
-    quick = args.quick
-    cfg = bench.Config(
-        repeat=args.repeat or (3 if quick else 5),
-        small_n=args.small or (1_000 if quick else 10_000),
-        bulk_bytes=args.size or ((4 << 20) if quick else (64 << 20)),
-        element_bytes=args.element,
-        growth_ns=(1_000, 10_000) if quick else ((10_000, 100_000, 1_000_000) if args.full else (10_000, 100_000)),
-        dtype=args.dtype,
-        workloads=args.workloads,
-        impls=args.impls,
-        use_tf=not args.no_tf,
-        warmup_time=args.warmup if args.warmup is not None else (0.1 if quick else 0.5),
-    )
-    itemsize = 8 if args.dtype == "float64" else 4
-    if cfg.element_bytes < itemsize:
-        raise _UsageError(f"--element: {cfg.element_bytes} bytes is less than one {args.dtype} ({itemsize} bytes)")
-    if cfg.bulk_bytes < cfg.element_bytes:
-        raise _UsageError(f"--size: {cfg.bulk_bytes} bytes is less than one element (--element {cfg.element_bytes})")
-    return cfg
-
-
-class _BenchSettings:
-    """Apply --threads and --parallel-threshold for the run, restoring the previous values."""
-
-    def __init__(self, threads, threshold):
-        self.threads, self.threshold = threads, threshold
-        self._undo = []
-
-    def __enter__(self):
-        import numba
-
-        import numba_ta
-
-        if self.threads is not None:
-            limit = numba.config.NUMBA_NUM_THREADS
-            if self.threads > limit:
-                raise _UsageError(f"--threads: at most {limit} (NUMBA_NUM_THREADS), got {self.threads}")
-            if hasattr(numba_ta, "num_threads"):
-                ctx = numba_ta.num_threads(self.threads)
-                ctx.__enter__()
-                self._undo.append(lambda: ctx.__exit__(None, None, None))
-            else:
-                old = numba.get_num_threads()
-                numba.set_num_threads(self.threads)
-                self._undo.append(lambda: numba.set_num_threads(old))
-        if self.threshold is not None:
-            if not hasattr(numba_ta, "set_parallel_threshold"):
-                raise _UsageError("--parallel-threshold: this numba_ta has no set_parallel_threshold()")
-            old_t = numba_ta.get_parallel_threshold()
-            numba_ta.set_parallel_threshold(self.threshold)
-            self._undo.append(lambda: numba_ta.set_parallel_threshold(old_t))
-        return self
-
-    def __exit__(self, *exc):
-        while self._undo:
-            self._undo.pop()()
-        return False
 
 
 def _run_bench(args, out):
-    from . import bench
+    from . import _bench_cmd
 
-    cfg = _bench_config(args)
-    if args.plot is not None:
-        _check_output_path("--plot", args.plot)
-        try:
-            bench._require_matplotlib()
-        except ImportError:
-            raise _UsageError("--plot: matplotlib is not installed (pip install matplotlib)") from None
-    if args.json is not None:
-        _check_output_path("--json", args.json)
-    with _BenchSettings(args.threads, args.parallel_threshold):
-        report = bench.run(cfg, progress=not args.no_progress)
-    print(bench.format_table(report), file=out, flush=True)
-    if args.json is not None:
-        with open(args.json, "w", encoding="utf-8") as f:
-            f.write(bench.to_json(report) + "\n")
-        print(f"timings written to {args.json}", file=out)
-    if args.plot is not None:
-        bench.plot(report, args.plot)
-        print(f"chart written to {args.plot}", file=out)
-    failed = [r for r in report.results if r.status == "error"]
-    if failed:
-        print(f"{PROG} bench: error: {len(failed)} case(s) failed (see ERROR lines above)", file=sys.stderr)
-        return 1
-    return 0
+    return _bench_cmd.run(args.options, out, prog=f"{PROG} bench")
 
 
 # --------------------------------------------------------------------------- dispatch

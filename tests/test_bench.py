@@ -1,13 +1,29 @@
-"""Smoke tests of ``numba-ta bench`` and :mod:`numba_ta.bench` (tiny sizes; no timing assertions)."""
+"""Smoke tests of ``numba-ta bench`` and the benchmark suite in ``asv_bench/`` (tiny sizes; no timing assertions).
 
+The workloads and the report live in the repository's ``asv_bench/benchmarks/`` (not in the
+package); they are imported here as asv and ``numba-ta bench`` import them, as the package
+``benchmarks`` with ``asv_bench/`` on ``sys.path``.
+"""
+
+import doctest
 import importlib.util
 import json
+import re
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from numba_ta import bench
+from numba_ta import _bench_cmd
 from numba_ta.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+SUITE = ROOT / "asv_bench"
+if str(SUITE) not in sys.path:
+    sys.path.insert(0, str(SUITE))
+
+from benchmarks import report, workloads  # noqa: E402
 
 TINY = ["--repeat", "2", "--size", "64K", "--element", "1K", "--small", "20", "--warmup", "0", "--no-progress"]
 HAS_TF = importlib.util.find_spec("tensorflow") is not None
@@ -24,10 +40,12 @@ def test_bench_json_without_tf(tmp_path, capsys):
     path = tmp_path / "bench.json"
     code, out, err = run_cli([*TINY, "--quick", "--no-tf", "--json", str(path)], capsys)
     assert code == 0, err
-    assert "workload" in out and "np prealloc" in out and "targets (issue 3)" in out
+    assert "workload" in out and "np prealloc" in out and "goals, met or MISSED in this run" in out
+    assert "issue" not in out.lower()
     assert f"timings written to {path}" in out
     doc = json.loads(path.read_text())
-    assert doc["schema"] == 1
+    assert doc["schema"] == 2
+    assert doc["meta"]["suite"] == str(SUITE)
     assert doc["meta"]["tensorflow"] is None
     impls = {r["impl"] for r in doc["results"]}
     assert impls == {"numba_ta", "raw_ops", "numpy_list", "numpy_prealloc"}
@@ -50,7 +68,8 @@ def test_bench_json_without_tf(tmp_path, capsys):
         assert len(r["times"]) == 2 and all(t >= 0 for t in r["times"])
     bulk = [r for r in doc["results"] if r["workload"] == "stack"]
     assert all(r["nbytes"] == 64 << 10 and r["items"] == 256 and r["n"] == 64 for r in bulk)
-    assert {t["target"].split(":")[0] for t in doc["targets"]} >= {"write 64 float32", "growth"}
+    assert {g["goal"].split(":")[0] for g in doc["goals"]} >= {"write 64 float32", "growth"}
+    assert {g["status"] for g in doc["goals"]} <= {"met", "MISSED", "not measured"}
 
 
 def test_bench_subset_float64(capsys):
@@ -97,7 +116,7 @@ def test_bench_plot_without_matplotlib(tmp_path, capsys, monkeypatch):
     def missing():
         raise ImportError("matplotlib is not installed")
 
-    monkeypatch.setattr(bench, "_require_matplotlib", missing)
+    monkeypatch.setattr(report, "_require_matplotlib", missing)
     code, _, err = run_cli([*TINY, "--no-tf", "--plot", str(tmp_path / "x.png")], capsys)
     assert code == 2
     assert err.strip() == "numba-ta bench: error: --plot: matplotlib is not installed (pip install matplotlib)"
@@ -130,11 +149,11 @@ def test_bench_bad_options(args, fragment, capsys):
 def test_numpy_bptt_matches_demo():
     from numba_ta.examples import char_rnn
 
-    params, inputs, targets, h0 = bench._bptt_batch("float32")
+    params, inputs, targets, h0 = workloads.bptt_batch("float32")
     p64 = {k: v.astype(np.float64) for k, v in params.items()}
     ref = char_rnn.loss_and_grads(p64, inputs, targets, h0.astype(np.float64))
     for use_list in (False, True):
-        loss, grads = bench.numpy_bptt(p64, inputs, targets, h0.astype(np.float64), use_list=use_list)
+        loss, grads = workloads.numpy_bptt(p64, inputs, targets, h0.astype(np.float64), use_list=use_list)
         assert loss == pytest.approx(ref.loss, rel=1e-12)
         for k in char_rnn.PARAM_NAMES:
             np.testing.assert_allclose(grads[k], ref.grads[k], rtol=1e-10, atol=1e-14)
@@ -144,37 +163,37 @@ def test_numpy_bptt_matches_demo():
 def test_tf_bptt_matches_demo():
     from numba_ta.examples import char_rnn
 
-    tf = bench._tf()
-    params, inputs, targets, h0 = bench._bptt_batch("float32")
+    tf = workloads._tf()
+    params, inputs, targets, h0 = workloads.bptt_batch("float32")
     p64 = {k: v.astype(np.float64) for k, v in params.items()}
     ref = char_rnn.loss_and_grads(p64, inputs, targets, h0.astype(np.float64))
     args = [tf.constant(p64[k]) for k in char_rnn.PARAM_NAMES]
     args += [tf.constant(inputs.astype(np.int32)), tf.constant(targets.astype(np.int32)), tf.constant(h0, tf.float64)]
     for use_function in (True, False):
-        loss, grads = bench.tf_bptt_step(tf, use_function)(*args)
+        loss, grads = workloads.tf_bptt_step(tf, use_function)(*args)
         assert float(loss) == pytest.approx(ref.loss, rel=1e-10)
         for k, g in zip(char_rnn.PARAM_NAMES, grads, strict=True):
             np.testing.assert_allclose(g.numpy(), ref.grads[k], rtol=1e-8, atol=1e-12)
 
 
-@pytest.mark.parametrize("op", bench.OPS)
+@pytest.mark.parametrize("op", workloads.OPS)
 @pytest.mark.parametrize("impl", ["numba_ta", "raw_ops", "numpy_list", "numpy_prealloc"])
 def test_every_case_runs_repeatedly(op, impl):
     try:
-        case = bench.make_case(op, impl, n=5, items=3, dtype="float64")
-    except bench.Unavailable:
+        case = workloads.make_case(op, impl, n=5, items=3, dtype="float64")
+    except workloads.Unavailable:
         assert (op, impl) == ("bptt", "raw_ops")
         return
-    times = bench.time_case(case, repeat=3, warmup=1)
+    times = workloads.measure(case, repeat=3, warmup=1)
     assert len(times) == 3
-    assert case.per_call == (case.n if op in bench.LOOP_OPS else 1)
+    assert case.per_call == (case.n if op in workloads.LOOP_OPS else 1)
 
 
 @pytest.mark.parametrize("op", ["stack", "gather", "concat"])
 def test_cases_compute_the_same_result(op):
     want = None
     for impl in ("numba_ta", "raw_ops", "numpy_list", "numpy_prealloc"):
-        case = bench.make_case(op, impl, n=6, items=4, dtype="float32")
+        case = workloads.make_case(op, impl, n=6, items=4, dtype="float32")
         got = case.run(case.prepare())
         got = np.asarray(got[0] if isinstance(got, tuple) else got).reshape(6, 4)
         if want is None:
@@ -184,10 +203,103 @@ def test_cases_compute_the_same_result(op):
 
 def test_make_case_rejects_bad_arguments():
     with pytest.raises(ValueError, match="unknown workload"):
-        bench.make_case("nope", "numba_ta", 1, 1)
+        workloads.make_case("nope", "numba_ta", 1, 1)
     with pytest.raises(ValueError, match="unknown implementation"):
-        bench.make_case("stack", "nope", 1, 1)
+        workloads.make_case("stack", "nope", 1, 1)
     with pytest.raises(ValueError, match="float32 or float64"):
-        bench.make_case("stack", "numba_ta", 1, 1, "int8")
+        workloads.make_case("stack", "numba_ta", 1, 1, "int8")
     with pytest.raises(ValueError, match=">= 1"):
-        bench.make_case("stack", "numba_ta", 0, 1)
+        workloads.make_case("stack", "numba_ta", 0, 1)
+
+
+def test_suite_doctests():
+    for module in (workloads, report):
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert result.failed == 0 and result.attempted > 0, (module.__name__, result)
+
+
+def test_bench_help_lists_the_suite_options(capsys):
+    code, out, err = run_cli(["--help"], capsys)
+    assert code == 0, err
+    assert out.startswith("usage: numba-ta bench")
+    for option in ("--quick", "--workloads", "--impls", "--json", "--plot", "--bench-dir"):
+        assert option in out
+    assert f"benchmark suite in use: {SUITE}" in " ".join(out.split())
+
+
+def _outside_a_clone(tmp_path, monkeypatch):
+    """As after ``pip install numba_ta-*.whl``: the package outside a checkout, run outside one."""
+    monkeypatch.setattr(_bench_cmd, "_checkout_root", lambda: tmp_path / "site-packages")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(_bench_cmd.ENV_VAR, raising=False)
+
+
+@pytest.mark.parametrize("args", [["--quick", "--no-progress"], ["--help"], []])
+def test_bench_without_the_suite_says_how_to_get_it(args, tmp_path, monkeypatch, capsys):
+    _outside_a_clone(tmp_path, monkeypatch)
+    code, out, err = run_cli(args, capsys)
+    assert code == 1
+    assert out == ""
+    first = err.splitlines()[0]
+    assert first.startswith("numba-ta bench: error: no benchmark suite found (looked for asv_bench/ in: ")
+    assert str(tmp_path) in first
+    assert "git clone" in err and 'pip install -e ".[bench]"' in err and "--bench-dir" in err
+    assert _bench_cmd.ENV_VAR in err
+
+
+@pytest.mark.parametrize("how", ["option", "option=", "env", "env-checkout"])
+def test_bench_dir_option_and_env(how, tmp_path, monkeypatch, capsys):
+    _outside_a_clone(tmp_path, monkeypatch)
+    args = [*TINY, "--no-tf", "--workloads", "stack", "--impls", "numba_ta"]
+    if how == "option":
+        args += ["--bench-dir", str(SUITE)]
+    elif how == "option=":
+        args += [f"--bench-dir={ROOT}"]
+    else:
+        monkeypatch.setenv(_bench_cmd.ENV_VAR, str(SUITE if how == "env" else ROOT))
+    code, out, err = run_cli(args, capsys)
+    assert code == 0, err
+    assert "stack" in out and "goals, met or MISSED" in out
+
+
+@pytest.mark.parametrize("how", ["option", "env"])
+def test_bench_dir_without_a_suite_is_bad_input(how, tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv(_bench_cmd.ENV_VAR, raising=False)
+    if how == "option":
+        args = ["--bench-dir", str(tmp_path)]
+    else:
+        monkeypatch.setenv(_bench_cmd.ENV_VAR, str(tmp_path))
+        args = []
+    code, out, err = run_cli([*args, "--quick"], capsys)
+    assert code == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("numba-ta bench: error: ") and "no benchmark suite in" in lines[0]
+
+
+def test_bench_dir_needs_a_value(capsys):
+    code, _, err = run_cli(["--bench-dir"], capsys)
+    assert code == 2 and err.strip() == "numba-ta bench: error: --bench-dir: expected a directory"
+
+
+def test_goals_are_documented():
+    """The table points at the Performance page's "Performance goals": that section exists, with every bound."""
+    page = (ROOT / "docs" / "performance.rst").read_text(encoding="utf-8")
+    m = re.search(r"^Performance goals\n-+\n(.*?)(?=^\S[^\n]*\n[-=~]+\n)", page, re.M | re.S)
+    assert m, "docs/performance.rst has no 'Performance goals' section"
+    section = m.group(1)
+    for bound in ("2x", "10x", "0.8x", "1.5x", "1 s"):
+        assert bound in section, bound
+
+
+def test_no_tracker_references_where_users_look():
+    """Docs, README, the package and the benchmark suite state goals, not items of a private tracker."""
+    pattern = re.compile(r"\bissues?\s*#?\d|\bthe issue's\b|\(issue\b", re.I)
+    files = [ROOT / "README.md", *(ROOT / "docs").rglob("*.rst"), *(ROOT / "numba_ta").rglob("*.py")]
+    files += [*(SUITE / "benchmarks").glob("*.py"), SUITE / "README.md"]
+    hits = [
+        f"{f.relative_to(ROOT)}:{n}: {line.strip()}"
+        for f in files
+        for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert hits == []

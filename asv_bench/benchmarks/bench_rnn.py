@@ -3,14 +3,13 @@
 ``numba_ta``: :func:`numba_ta.examples.char_rnn.loss_and_grads` (hidden states
 in a TensorArray, TF's TensorArray gradient rules by hand); ``tf_function`` /
 ``tf_eager``: the same RNN with a ``tf.TensorArray`` and ``tf.GradientTape``
-(:func:`numba_ta.bench.tf_bptt_step`); ``numpy_prealloc`` / ``numpy_list``:
-the same arithmetic in plain numpy (:func:`numba_ta.bench.numpy_bptt`).
+(:func:`workloads.tf_bptt_step`); ``numpy_prealloc`` / ``numpy_list``:
+the same arithmetic in plain numpy (:func:`workloads.numpy_bptt`).
 The demo's sizes: 25 steps, 64 hidden units, float32, the Zen of Python's
 vocabulary.
 """
 
-from numba_ta import bench
-
+from . import workloads
 from .common import IMPLS_BULK
 
 
@@ -20,7 +19,7 @@ class BPTTStep:
     timeout = 300
 
     def setup(self, impl):
-        self.case = bench.make_case("bptt", impl, 1, 1, "float32")
+        self.case = workloads.make_case("bptt", impl, 1, 1, "float32")
         self.state = self.case.prepare()
         self.case.run(self.state)  # warm-up: cache load, tf.function tracing
 

@@ -1,7 +1,7 @@
 """Two Python threads on two different arrays against the same work one after the other.
 
 The kernels are compiled ``nogil``: two threads gathering from two large arrays
-should take less wall time than the two gathers in sequence (issue 4).  Each job
+should take less wall time than the two gathers in sequence.  Each job
 gathers 32768 random rows of 256 float32 (32 MiB) from its own 16 MiB array,
 with the serial kernels (one core per thread).  ``time_two_jobs`` is the wall
 time of both jobs; ``track_threads_over_serial`` is the ratio of the two modes'

@@ -1,8 +1,8 @@
 """Shared parameters, switches and the case cache of the numba_ta asv suite.
 
-Every benchmark times a :class:`numba_ta.bench.Case`: the one definition of
+Every benchmark times a :class:`workloads.Case`: the one definition of
 "the same work" for numba_ta and its alternatives, shared with
-``numba-ta bench``.  ``impl`` is a benchmark parameter, so asv shows numba_ta
+``numba-ta bench`` (:mod:`report`).  ``impl`` is a benchmark parameter, so asv shows numba_ta
 and its baselines side by side:
 
 ``numba_ta``        :class:`numba_ta.TensorArray`
@@ -11,7 +11,7 @@ and its baselines side by side:
                     ``np.take(out=)``, fancy assignment, ``np.copyto``, ``np.add(out=)``)
 ``numpy_list``      a Python list of arrays with ``np.stack`` / ``np.concatenate`` / ``np.split``
 ``tf_eager``        ``tf.TensorArray`` eagerly (TensorArrayV3 raw ops for gradient arrays)
-``tf_function``     the same inside ``tf.function`` (see :mod:`numba_ta.bench` for what it includes)
+``tf_function``     the same inside ``tf.function`` (see :mod:`workloads` for what it includes)
 
 Sizes: element size (``256B`` = 64 float32, ``4KiB``, ``4MiB``) x element
 count (16, 16384) x dtype (float32, float64), with at most 64 MiB of element
@@ -33,7 +33,7 @@ import os
 
 import numpy as np
 
-from numba_ta import bench
+from . import workloads
 
 ELEMENTS = {"256B": 256, "4KiB": 4 << 10, "4MiB": 4 << 20}
 DTYPES = ["float32", "float64"]
@@ -58,7 +58,7 @@ _CASES = {}
 
 
 def get_case(op, impl, element, n, dtype, tf_default=None):
-    """The warmed-up :class:`numba_ta.bench.Case`, built once per process.
+    """The warmed-up :class:`workloads.Case`, built once per process.
 
     Raises NotImplementedError (asv: skipped) for combinations over the byte
     budget, TensorFlow baselines off their default ``(element, n)``
@@ -80,7 +80,7 @@ def get_case(op, impl, element, n, dtype, tf_default=None):
                 f"TF baselines run on {tf_default[1]} x {tf_default[0]} float32 only here (NUMBA_TA_BENCH_LARGE=1)"
             )
     items = ELEMENTS[element] // np.dtype(dtype).itemsize
-    case = bench.make_case(op, impl, n, items, dtype)  # bench.Unavailable is a NotImplementedError
+    case = workloads.make_case(op, impl, n, items, dtype)  # workloads.Unavailable is a NotImplementedError
     case.run(case.prepare())  # warm-up: JIT compile or cache load, page faults, tf.function tracing
     _CASES[key] = case
     return case
