@@ -119,7 +119,7 @@ def test_split_with_huge_lengths_never_reaches_a_kernel_out_of_bounds(lengths, r
 @given(
     size=st.one_of(st.integers(0, 16), st.integers(2**31, INT64_MAX)),
     dims=st.lists(st.one_of(SMALL_OR_VAST, st.none()), max_size=3),
-    index=st.one_of(st.integers(0, 16), st.integers(2**31 - 1, INT64_MAX)),
+    index=st.one_of(st.integers(0, 16), st.integers(2**31, INT64_MAX)),  # int32 max would grow to 2**31 slots
 )
 def test_create_write_read_gather_with_huge_sizes_and_element_shapes(size, dims, index):
     res, err = _errors_are_tfs(
