@@ -304,7 +304,7 @@ class Storage:
         self._grow_meta(newcap)
         if self.layout == _DENSE:
             self._grow_data(newcap * self.width)
-        self.cap = newcap
+        self.cap, self._fast_rows = newcap, None  # the fast paths' rows view has ``cap`` rows: both change
 
     def _grow_meta(self, newcap):
         """Enlarge the metadata to ``newcap`` slots (a copy; amortised by geometric growth).
