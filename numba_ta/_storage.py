@@ -15,6 +15,13 @@ When an element of another size arrives the array turns *ragged*: elements
 already stored stay where they are and new ones are appended at ``used``.
 Both buffers grow geometrically.  ``state`` holds the flag bits below.
 
+Memory follows the data, not the size or the capacity: the dense buffer covers
+only as many rows as the policy of :meth:`Storage._dense_rows` allows (all
+``capacity`` rows while that is cheap, else rows up to the highest index written,
+growing geometrically), and a write that would need a dense buffer much larger
+than the data held turns the array ragged instead.  Unwritten and soft-zero slots
+are states, not memory: nothing zero-fills unwritten rows.
+
 Atomicity
 ---------
 An op checks everything first, then does its data work where nothing can see
@@ -51,6 +58,10 @@ _W, _R, _C, _D = 1, 2, 4, 8  # the same bits as Python ints, for scalar paths
 _WD = _W | _D  # a stored element (Python folds no global names: the fast paths use this)
 _NONE, _DENSE, _RAGGED = 0, 1, 2
 _COPY_VIEW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+# A dense buffer may always be this large; beyond it, at most DENSE_FACTOR times the bytes of
+# the elements stored (see Storage._dense_rows).
+DENSE_SLACK_BYTES = 4 << 20
+DENSE_FACTOR = 2
 
 
 def _copy_view(a):
@@ -156,6 +167,20 @@ def _extend_table(tab, new):
     return _new_table(tab[0] + list(new))
 
 
+def _dense_choice(cap, top, have, stored, row_bytes):
+    """Rows for a dense buffer now covering ``have`` rows, once slots below ``top`` need theirs.
+
+    ``cap`` rows when that is within the budget (the larger of :data:`DENSE_SLACK_BYTES`
+    and :data:`DENSE_FACTOR` times the ``stored`` elements' bytes), else twice ``have``, else
+    ``top``; 0 when even ``top`` rows would exceed it.
+    """
+    budget = max(DENSE_SLACK_BYTES, DENSE_FACTOR * stored * row_bytes)
+    for rows in (max(cap, top), max(top, 2 * have), top):
+        if rows * row_bytes <= budget:
+            return rows
+    return 0
+
+
 def _parallel(items):
     return items >= _config.PARALLEL_MIN_ELEMENTS
 
@@ -206,7 +231,8 @@ class Storage:
         self.dtype = np.dtype(dtype)
         self._fast_shape = None  # a shape whose writes take the dense fast path (see _note_fast)
         self._fast_sid = -1
-        self._fast_rows = None  # (capacity, *_fast_shape) view of data
+        self._fast_rows = None  # (rows, *_fast_shape) view of data (see _rows)
+        self._fast_n = 0  # the fast paths take slots below this: rows the dense buffer surely covers
         self._es = element_shape
         self.dynamic_size = bool(dynamic_size)
         self.clear_after_read = bool(clear_after_read)
@@ -252,13 +278,36 @@ class Storage:
         every check (T1-T8) and needs no allocation: the caller has just seen it.
         """
         if self.layout == _DENSE and self._tab[2][sid] == self.width and self.width:
-            self._fast_shape, self._fast_sid, self._fast_rows = shape, sid, None
+            n = min(self.cap, self.data.size // self.width)
+            self._fast_shape, self._fast_sid, self._fast_rows, self._fast_n = shape, sid, None, n
 
     def _rows(self):
+        """The dense buffer as ``(rows, *_fast_shape)``: every row it covers below the capacity."""
         rows = self._fast_rows
         if rows is None:
-            rows = self._fast_rows = self.data[: self.cap * self.width].reshape((self.cap,) + self._fast_shape)
+            n = min(self.cap, self.data.size // self.width)
+            rows = self._fast_rows = self.data[: n * self.width].reshape((n,) + self._fast_shape)
         return rows
+
+    def _dense_rows(self, w, top, n_new):
+        """Rows of ``w`` items the dense buffer should cover so that slots below ``top`` have rows.
+
+        0 means: do not lay these out dense (the array turns, or starts, ragged).
+        ``n_new`` elements are about to get rows.  The buffer may cover all ``cap`` rows, or
+        double, or cover ``top`` rows, whichever is first within the budget: the larger of
+        :data:`DENSE_SLACK_BYTES` and :data:`DENSE_FACTOR` times the bytes of the elements
+        stored once they are written.  The rule is monotone in ``top`` (a smaller ``top`` is
+        never refused where a larger one was accepted).  Changes nothing.
+        """
+        if not w:
+            return top
+        have = 0 if self.layout != _DENSE else self.data.size // w
+        if top <= have:
+            return have
+        stored = n_new
+        if have:
+            stored += int(np.count_nonzero(self.state[: self.size] & DATA))
+        return _dense_choice(self.cap, top, have, stored, w * self.dtype.itemsize)
 
     def _plan_shapes(self, shapes):
         """Shape ids of ``shapes`` (full shapes, tuples) without interning any.
@@ -294,17 +343,16 @@ class Storage:
             raise InvalidArgumentError(f"TensorArray {self.name} has already been closed.")
 
     def _reserve(self, n):
-        """Make room for ``n`` elements in the metadata (and dense data); grows geometrically.
+        """Make room for ``n`` elements in the metadata; grows geometrically.
 
+        The data buffer does not grow here: :meth:`_alloc` gives rows to what is written.
         Changes nothing an op can see: new slots are unwritten, and ``cap`` is raised last.
         """
         if n <= self.cap:
             return
         newcap = max(n, 2 * self.cap, 8)
         self._grow_meta(newcap)
-        if self.layout == _DENSE:
-            self._grow_data(newcap * self.width)
-        self.cap, self._fast_rows = newcap, None  # the fast paths' rows view has ``cap`` rows: both change
+        self.cap, self._fast_rows = newcap, None  # the fast paths' rows view has at most ``cap`` rows
 
     def _grow_meta(self, newcap):
         """Enlarge the metadata to ``newcap`` slots (a copy; amortised by geometric growth).
@@ -317,24 +365,19 @@ class Storage:
             new[:n] = old[:n]
         self._st, self._sidb, self._offb, self.state, self.shape_id, self.offsets = meta
 
-    def _grow_data(self, items):
-        """Enlarge the data buffer to ``items`` keeping its contents (in place when nothing views it).
+    def _grow_data(self, items, keep):
+        """Enlarge the data buffer to ``items``, keeping its first ``keep`` items (the rest is unused).
 
-        Atomic: on :class:`ResourceExhaustedError` (or any exception) the old buffer is in use.
+        The new buffer is not zero-filled: its pages are touched only by what is copied or
+        written.  Atomic: on :class:`ResourceExhaustedError` (or any exception) the old buffer
+        is in use.
         """
-        if items <= self.data.size:  # an interrupted growth may have left it larger than its capacity needs
+        if items <= self.data.size:  # an interrupted growth may have left it larger than needed
             return
-        self._fast_rows = None  # a view of the buffer: it would block the resize in place
-        try:
-            self.data.resize(items, refcheck=True)  # realloc: large blocks move without a copy
-            return
-        except MemoryError:
-            raise _oom((items,), self.dtype) from None
-        except ValueError:  # a view of it is alive (stack(copy=False)): leave it intact, copy
-            pass
         new = _new(items, self.dtype)
-        new[: self.data.size] = self.data
-        self.data = new
+        if keep:
+            np.copyto(new[:keep], self.data[:keep])
+        self.data, self._fast_rows = new, None  # the old buffer stays intact for any view of it
 
     def _alloc(self, slots, items):
         """Room for ``items[k]`` items for each slot in ``slots`` (unique); returns their offsets.
@@ -345,23 +388,32 @@ class Storage:
         """
         if slots.size == 0:
             return np.zeros(0, dtype=np.int64)
+        top = int(slots.max()) + 1
         if self.layout == _NONE:  # allocate first: a failure leaves the array as it was
             if np.all(items == items[0]):
                 w = int(items[0])
-                try:
-                    data = _new(self.cap * w, self.dtype)
-                except ResourceExhaustedError:
-                    raise _oom((self.cap, w), self.dtype) from None
-                self.data, self.layout, self.width = data, _DENSE, w
-            else:
+                rows = self._dense_rows(w, top, slots.size)
+                if rows:
+                    try:
+                        data = _new(rows * w, self.dtype)
+                    except ResourceExhaustedError:
+                        raise _oom((rows, w), self.dtype) from None
+                    self.data, self.layout, self.width = data, _DENSE, w
+            if self.layout == _NONE:
                 self.data, self.layout, self.used = _new(_checked_total(items), self.dtype), _RAGGED, 0
         if self.layout == _DENSE:
-            if np.all(items == self.width):
-                return slots.astype(np.int64) * self.width
+            w = self.width
+            if np.all(items == w):
+                if top * w > self.data.size:
+                    rows = self._dense_rows(w, top, slots.size)
+                    if rows:
+                        self._grow_data(rows * w, self.data.size)
+                if top * w <= self.data.size:
+                    return slots.astype(np.int64) * w
             self.layout, self.used, self._fast_shape, self._fast_rows = _RAGGED, self.data.size, None, None
         need = self.used + _checked_total(items)
         if need > self.data.size:
-            self._grow_data(max(need, 2 * self.data.size))
+            self._grow_data(max(need, 2 * self.data.size), self.used)
         offsets = self.used + _exclusive_cumsum(items)
         self.used = need
         return offsets
@@ -448,7 +500,7 @@ class Storage:
         # the commit: one statement, its targets on one line (a statement split over lines has a line
         # event between them, where a tracing function could stop it halfway); TF deletes the grads too
         s = self
-        s.closed, s.grads, s.data, s._fast_shape, s._fast_rows, s.layout, s.size, s.cap, s.used, s._st, s._sidb, s._offb, s.state, s.shape_id, s.offsets = (True, {}, None, None, None, _NONE, 0, 0, 0, *meta)  # noqa: E501  # fmt: skip
+        s.closed, s.grads, s.data, s._fast_shape, s._fast_rows, s._fast_n, s.layout, s.size, s.cap, s.used, s._st, s._sidb, s._offb, s.state, s.shape_id, s.offsets = (True, {}, None, None, None, 0, _NONE, 0, 0, 0, *meta)  # noqa: E501  # fmt: skip
 
     # ------------------------------------------------------------------ write
     def write(self, index, value, cell=None, cell_value=None):
@@ -458,7 +510,7 @@ class Storage:
         given: the class's element shape changes with the array, all or nothing.
         """
         shape = value.shape
-        if shape == self._fast_shape and 0 <= index < self.cap and not self._st[index] and cell is None:
+        if shape == self._fast_shape and 0 <= index < self._fast_n and not self._st[index] and cell is None:
             rows = self._fast_rows
             if rows is None:
                 rows = self._rows()
@@ -710,7 +762,7 @@ class Storage:
     def _can_view(self, idx, shape):
         """Whether elements ``idx`` of ``shape`` can be returned by :meth:`_stack_view`."""
         n, w = idx.size, self.width
-        if self.layout != _DENSE or self.data is None or not w or math.prod(shape) != w:
+        if self.layout != _DENSE or self.data is None or not w or math.prod(shape) != w or self.data.size < n * w:
             return False
         return idx[0] == 0 and idx[-1] == n - 1 and np.array_equal(idx, np.arange(n))
 
@@ -726,7 +778,7 @@ class Storage:
         n, w = idx.size, self.width
         zero = src < 0
         if zero.any():
-            self.data[: self.cap * w].reshape(self.cap, w)[idx[zero]] = 0
+            self.data[: n * w].reshape(n, w)[idx[zero]] = 0
         ro = np.frombuffer(memoryview(self.data[: n * w]).toreadonly(), dtype=self.dtype)
         return ro.reshape((n,) + tuple(shape))
 
@@ -974,7 +1026,8 @@ class Storage:
         es2, fast2 = self._es_commit(es)
         s = self
         if store is not None:
-            rows = self.data[: self.cap * self.width].reshape(self.cap, self.width)
+            w = self.width
+            rows = self.data[: self.data.size // w * w].reshape(-1, w)
             rows[uidx], s.offsets[uidx], s.state[idx], s.shape_id[idx], s._tab, s._es, s._fast_shape, cell[0] = (
                 store, uoff, WRITTEN | DATA, sids, tab, es2, fast2, cell_value
             )
@@ -1261,17 +1314,21 @@ class Storage:
         flat = np.ascontiguousarray(data_in, dtype=dtype)  # native byte order
         widths = np.unique(sizes[sizes > 0])
         layout, width, used, data = _NONE, 0, 0, None
-        if widths.size == 1:
+        full = sizes > 0
+        rows = 0
+        if widths.size == 1:  # dense when the memory policy allows (see Storage._dense_rows)
+            top = int(idx[full][-1]) + 1
+            rows = _dense_choice(n, top, 0, int(np.count_nonzero(full)), int(widths[0]) * dtype.itemsize)
+        if rows:
             layout, width = _DENSE, int(widths[0])
-            data = _new(n * width, dtype, zeros=True)
-            full = sizes > 0
-            data.reshape(n, width)[idx[full]] = flat.reshape(-1, width)
+            data = _new(rows * width, dtype, zeros=True)  # no stale bytes of freed memory in it
+            data.reshape(rows, width)[idx[full]] = flat.reshape(-1, width)
             meta[5][idx] = idx * width
-        elif widths.size > 1:
+        elif widths.size:
             layout, used, data = _RAGGED, int(flat.size), flat.copy()
             meta[5][idx] = _exclusive_cumsum(sizes)
         self.dtype = dtype
-        self._fast_shape, self._fast_sid, self._fast_rows = None, -1, None
+        self._fast_shape, self._fast_sid, self._fast_rows, self._fast_n = None, -1, None, 0
         self._es = es
         self.dynamic_size, self.clear_after_read, self.identical = flags
         self.is_grad, self.marked_size, self.closed, self.gradients_disallowed = is_grad, marked, closed, disallowed

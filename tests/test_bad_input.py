@@ -459,20 +459,47 @@ def test_matrix_size(record_property):
 # storage that cannot fit
 
 
-def test_huge_first_write_is_a_clear_error_and_atomic():
-    """size 2**20 x element [2**20] float32: metadata is fine, the data (4 TiB) cannot be allocated."""
+def test_huge_capacity_takes_memory_only_for_what_is_written():
+    """size 2**20 x element [2**20] float32 (4 TiB if dense): writes take their own bytes, as in TF."""
     h, f = raw_ops.TensorArrayV3(size=2**20, dtype=np.float32, element_shape=[2**20])
-    snap = (h._storage.size, bytes(h._storage.state[:16]), h._storage.data is None, h._storage.layout)
     v = np.ones(2**20, np.float32)
-    with pytest.raises(errors.OpError) as e1:
-        raw_ops.TensorArrayWriteV3(handle=h, index=0, value=v, flow_in=f)
-    assert "1048576" in e1.value.message or "TiB" in e1.value.message, e1.value.message
-    assert (h._storage.size, bytes(h._storage.state[:16]), h._storage.data is None, h._storage.layout) == snap
-    # the array is not broken: the same write fails the same way, a zero read still works
-    with pytest.raises(errors.OpError) as e2:
-        raw_ops.TensorArrayWriteV3(handle=h, index=1, value=v, flow_in=f)
-    assert type(e2.value) is type(e1.value)
+    f = raw_ops.TensorArrayWriteV3(handle=h, index=0, value=v, flow_in=f)
+    f = raw_ops.TensorArrayWriteV3(handle=h, index=2**20 - 1, value=2 * v, flow_in=f)
+    assert h._storage.data.nbytes <= 4 * v.nbytes
+    np.testing.assert_array_equal(raw_ops.TensorArrayReadV3(handle=h, index=2**20 - 1, flow_in=f, dtype=np.float32),
+                                  2 * v)  # fmt: skip
     np.testing.assert_array_equal(raw_ops.TensorArrayReadV3(handle=h, index=5, flow_in=f, dtype=np.float32), 0 * v)
+
+
+@pytest.mark.parametrize("layout", ["first", "dense", "ragged"])
+def test_data_allocation_failure_is_a_clear_error_and_atomic(monkeypatch, layout):
+    """When the data buffer cannot grow: TF's ResourceExhaustedError, the array as it was, usable."""
+    from numba_ta import _storage
+
+    h, f = raw_ops.TensorArrayV3(size=64, dtype=np.float32, dynamic_size=True)
+    if layout != "first":
+        f = raw_ops.TensorArrayWriteV3(handle=h, index=0, value=np.ones(4, np.float32), flow_in=f)
+    if layout == "ragged":
+        f = raw_ops.TensorArrayWriteV3(handle=h, index=1, value=np.ones(3, np.float32), flow_in=f)
+    before = nt_state(h)
+    real_new = _storage._new
+
+    def failing_new(shape, dtype, zeros=False):
+        if dtype == np.float32 and not zeros:
+            raise _storage._oom(shape, dtype)
+        return real_new(shape, dtype, zeros)
+
+    monkeypatch.setattr(_storage, "_new", failing_new)
+    width = 100 if layout == "ragged" else 4
+    values = np.ones((8, width), np.float32)
+    with pytest.raises(errors.ResourceExhaustedError) as e:
+        raw_ops.TensorArrayScatterV3(handle=h, indices=np.arange(100, 108), value=values, flow_in=f)
+    assert e.value.message.startswith("OOM when allocating tensor with shape"), e.value.message
+    assert same_snapshot(before, nt_state(h))
+    monkeypatch.setattr(_storage, "_new", real_new)
+    f = raw_ops.TensorArrayScatterV3(handle=h, indices=np.arange(100, 108), value=values, flow_in=f)
+    np.testing.assert_array_equal(raw_ops.TensorArrayReadV3(handle=h, index=107, flow_in=f, dtype=np.float32),
+                                  values[7])  # fmt: skip
 
 
 @pytest.mark.parametrize("how", ["read", "gather", "concat"])

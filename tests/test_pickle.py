@@ -511,12 +511,12 @@ def test_no_unused_or_stale_bytes_dense():
     ta = ta.write(0, np.ones(4)).write(2, np.full(4, 2.0)).write(5, np.full(4, SENTINEL))
     s = ta.handle._storage
     assert s.layout == _DENSE
-    rows = s.data.reshape(s.cap, s.width)
+    rows = s.data.reshape(-1, s.width)
     rows[[1, 3, 4, 6, 7]] = SENTINEL  # "uninitialised" rows
     ta.read(5)  # cleared: its bytes stay in the buffer, stale
     ta = ta.write(8, np.full(4, 3.0))  # grows: spare capacity past the size
     s = ta.handle._storage
-    s.data.reshape(s.cap, s.width)[9:] = SENTINEL
+    s.data.reshape(-1, s.width)[9:] = SENTINEL
     assert SENT_BYTES in s.data.tobytes()
     blob = pickle.dumps(ta)
     assert SENT_BYTES not in blob

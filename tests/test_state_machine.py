@@ -6,7 +6,8 @@ Write, Read, Gather, Scatter, Concat, Split, Size, Close, ``TensorArrayGradV3`` 
 (``identical_element_shapes``) and ``clear_after_read`` on and off, over several dtypes
 and element shapes, through :mod:`numba_ta.raw_ops` and the plain-Python reference model
 ``tests/reference.py`` at once.  Every example also picks the serial or the parallel
-kernels (``PARALLEL_MIN_ELEMENTS`` 2**62 or 0).  After every op:
+kernels (``PARALLEL_MIN_ELEMENTS`` 2**62 or 0) and a memory policy of the dense layout
+(:data:`MEMORY_POLICIES`: the default, one that turns sparse writes ragged, none).  After every op:
 
 * results agree: values (dtype, shape, content, NaN for NaN), flows (float32, passed
   through or 0.0), sizes, concat lengths, handle names (up to the unique-name counter);
@@ -58,7 +59,7 @@ from hypothesis import settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule  # noqa: E402
 
-from numba_ta import _config, raw_ops  # noqa: E402
+from numba_ta import _config, _storage, raw_ops  # noqa: E402
 from numba_ta.errors import OpError  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -67,6 +68,9 @@ from reference import Reference  # noqa: E402
 from storage_view import C, D, R, W, letter, nt_state, same_snapshot, same_value, valid_bits  # noqa: E402
 
 STEPS = int(os.environ.get("NUMBA_TA_STATE_MACHINE_STEPS", "40"))
+# The dense layout's memory budget (numba_ta._storage): the default (small arrays stay dense),
+# tight (a sparse write turns the array ragged) and none (every element ragged).
+MEMORY_POLICIES = [(_storage.DENSE_SLACK_BYTES, _storage.DENSE_FACTOR), (0, 2), (0, 0)]
 DTYPES = ["float32", "int32", "float64", "bool", "int64", "float16", "complex64", "uint8"]
 BASES = [(), (1,), (2,), (3,), (2, 2), (0,), (1, 0), (3, 1)]
 SOURCES = ["gradients", "gradients_1", "pfor"]
@@ -95,10 +99,12 @@ class TensorArrayMachine(RuleBasedStateMachine):
         self.keys = set()  # reference resource names already in self.arrays
         self.names = {}  # reference unique name -> numba_ta unique name
         self.saved_threshold = _config.PARALLEL_MIN_ELEMENTS
+        self.saved_policy = (_storage.DENSE_SLACK_BYTES, _storage.DENSE_FACTOR)
         COUNTS["examples"] += 1
 
     def teardown(self):
         _config.PARALLEL_MIN_ELEMENTS = self.saved_threshold
+        _storage.DENSE_SLACK_BYTES, _storage.DENSE_FACTOR = self.saved_policy
 
     # -- plumbing ----------------------------------------------------------------------
     def mapped(self, msg):
@@ -208,9 +214,10 @@ class TensorArrayMachine(RuleBasedStateMachine):
             assert same_value(a, b), f"{what}: {a!r} vs reference {b!r}"
 
     # -- rules ---------------------------------------------------------------------------
-    @initialize(parallel=st.booleans())
-    def kernels(self, parallel):
+    @initialize(parallel=st.booleans(), policy=st.sampled_from(MEMORY_POLICIES))
+    def kernels(self, parallel, policy):
         _config.PARALLEL_MIN_ELEMENTS = 0 if parallel else 1 << 62
+        _storage.DENSE_SLACK_BYTES, _storage.DENSE_FACTOR = policy
 
     @rule(data=st.data())
     def create(self, data):
