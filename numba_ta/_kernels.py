@@ -8,9 +8,11 @@ split where elements differ in dimension 0.
 Copy kernels are called on bit views (``uint8``/``uint16``/``uint32``/
 ``uint64``) of the data so that they compile once per item size, not once per
 dtype; accumulate kernels see the real numeric dtype.  ``*_par`` variants run
-their outer loop with ``prange`` and may only be used where each iteration
+their outer loop in parallel and may only be used where each iteration
 writes its own output items (unique destination offsets); the API layer
-chooses them above ``_config.PARALLEL_MIN_ELEMENTS`` items.
+chooses them above ``_config.PARALLEL_MIN_ELEMENTS`` items.  A kernel and its
+``*_par`` variant are one body (a ``prange`` loop) compiled twice, by
+:func:`_serial_and_parallel`.
 
 Every kernel is decorated with :func:`_kernel`, the one place of the decorator
 policy (``nogil``, cached on disk, ``parallel`` for the ``*_par`` kernels).
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import signal
 import threading
+import types
 import warnings
 
 import numpy as np
@@ -150,6 +153,23 @@ def _hold_signals_while_loading(kernel):
     return kernel
 
 
+def _serial_and_parallel(func):
+    """The serial and the parallel kernel compiled from one body, ``(kernel, kernel_par)``.
+
+    ``func`` writes its loop over elements with ``prange``: compiled without ``parallel``
+    that is a plain ``range`` (Numba's rule), with it the iterations are shared among Numba's
+    threads.  The parallel kernel is compiled from a copy of ``func`` named ``<name>_par``, so
+    the two have their own entries in Numba's disk cache (which keys a function by its
+    qualified name, not by its options).  Use the parallel kernel only where each iteration
+    writes its own output items.
+    """
+    par = types.FunctionType(func.__code__, func.__globals__, func.__name__ + "_par", func.__defaults__,
+                             func.__closure__)  # fmt: skip
+    par.__qualname__ = func.__qualname__ + "_par"
+    par.__doc__ = f"Parallel :func:`{func.__name__}` (``prange`` over elements; their outputs must not overlap)."
+    return _kernel()(func), _kernel(parallel=True)(par)
+
+
 # Element-sized runs.  The row and segment kernels hand each element to these as contiguous
 # slices: LLVM then vectorises the copy, which it does not do for an index loop in a prange body
 # (measured on numba 0.68: a parallel index-loop copy of 64 MiB took 23 ms, these 4 ms).
@@ -206,7 +226,6 @@ def _zero_run(dst):
         dst[j] = 0
 
 
-@_kernel()
 def _gather_rows(data, src_offsets, width, out):
     """Copy ``width`` items from ``data[src_offsets[k]:]`` to row ``k`` of flat ``out``.
 
@@ -226,29 +245,6 @@ def _gather_rows(data, src_offsets, width, out):
     -------
     out : (n * width,) ndarray
     """
-    for k in range(src_offsets.shape[0]):
-        s = src_offsets[k]
-        o = k * width
-        if s < 0:
-            _zero_run(out[o : o + width])
-        else:
-            _copy_run(out[o : o + width], data[s : s + width])
-    return out
-
-
-@_kernel(parallel=True)
-def _gather_rows_par(data, src_offsets, width, out):
-    """Parallel :func:`_gather_rows` (each iteration writes its own output row).
-
-    Parameters
-    ----------
-    data, src_offsets, width, out
-        As for :func:`_gather_rows`.
-
-    Returns
-    -------
-    out : (n * width,) ndarray
-    """
     for k in prange(src_offsets.shape[0]):
         s = src_offsets[k]
         o = k * width
@@ -259,7 +255,10 @@ def _gather_rows_par(data, src_offsets, width, out):
     return out
 
 
-@_kernel()
+_gather_rows, _gather_rows_par = _serial_and_parallel(_gather_rows)
+
+
+
 def _write_rows(data, dst_offsets, src, width):
     """Copy row ``k`` of flat ``src`` to ``data[dst_offsets[k]:][:width]``.
 
@@ -278,32 +277,16 @@ def _write_rows(data, dst_offsets, src, width):
     -------
     None
     """
-    for k in range(dst_offsets.shape[0]):
-        d = dst_offsets[k]
-        s = k * width
-        _copy_run(data[d : d + width], src[s : s + width])
-
-
-@_kernel(parallel=True)
-def _write_rows_par(data, dst_offsets, src, width):
-    """Parallel :func:`_write_rows`; ``dst_offsets`` must be unique.
-
-    Parameters
-    ----------
-    data, dst_offsets, src, width
-        As for :func:`_write_rows`.
-
-    Returns
-    -------
-    None
-    """
     for k in prange(dst_offsets.shape[0]):
         d = dst_offsets[k]
         s = k * width
         _copy_run(data[d : d + width], src[s : s + width])
 
 
-@_kernel()
+_write_rows, _write_rows_par = _serial_and_parallel(_write_rows)
+
+
+
 def _accumulate_rows(data, dst_offsets, src, width, add):
     """Store or add row ``k`` of ``src`` into ``data``, in order.
 
@@ -326,28 +309,6 @@ def _accumulate_rows(data, dst_offsets, src, width, add):
     -------
     None
     """
-    for k in range(dst_offsets.shape[0]):
-        d = dst_offsets[k]
-        s = k * width
-        if add[k]:
-            _add_run(data[d : d + width], src[s : s + width])
-        else:
-            _copy_run(data[d : d + width], src[s : s + width])
-
-
-@_kernel(parallel=True)
-def _accumulate_rows_par(data, dst_offsets, src, width, add):
-    """Parallel :func:`_accumulate_rows`; ``dst_offsets`` must be unique.
-
-    Parameters
-    ----------
-    data, dst_offsets, src, width, add
-        As for :func:`_accumulate_rows`.
-
-    Returns
-    -------
-    None
-    """
     for k in prange(dst_offsets.shape[0]):
         d = dst_offsets[k]
         s = k * width
@@ -357,7 +318,10 @@ def _accumulate_rows_par(data, dst_offsets, src, width, add):
             _copy_run(data[d : d + width], src[s : s + width])
 
 
-@_kernel()
+_accumulate_rows, _accumulate_rows_par = _serial_and_parallel(_accumulate_rows)
+
+
+
 def _gather_segments(data, src_offsets, sizes, out_offsets, out):
     """Copy element ``k`` (``sizes[k]`` items) to ``out[out_offsets[k]:]``; concat's kernel.
 
@@ -378,30 +342,6 @@ def _gather_segments(data, src_offsets, sizes, out_offsets, out):
     -------
     out : (sum(sizes),) ndarray
     """
-    for k in range(src_offsets.shape[0]):
-        s = src_offsets[k]
-        o = out_offsets[k]
-        z = sizes[k]
-        if s < 0:
-            _zero_run(out[o : o + z])
-        else:
-            _copy_run(out[o : o + z], data[s : s + z])
-    return out
-
-
-@_kernel(parallel=True)
-def _gather_segments_par(data, src_offsets, sizes, out_offsets, out):
-    """Parallel :func:`_gather_segments`.
-
-    Parameters
-    ----------
-    data, src_offsets, sizes, out_offsets, out
-        As for :func:`_gather_segments`.
-
-    Returns
-    -------
-    out : (sum(sizes),) ndarray
-    """
     for k in prange(src_offsets.shape[0]):
         s = src_offsets[k]
         o = out_offsets[k]
@@ -413,7 +353,10 @@ def _gather_segments_par(data, src_offsets, sizes, out_offsets, out):
     return out
 
 
-@_kernel()
+_gather_segments, _gather_segments_par = _serial_and_parallel(_gather_segments)
+
+
+
 def _write_segments(data, dst_offsets, src, src_offsets, sizes):
     """Copy ``src[src_offsets[k]:][:sizes[k]]`` to ``data[dst_offsets[k]:]``; split's kernel.
 
@@ -434,31 +377,15 @@ def _write_segments(data, dst_offsets, src, src_offsets, sizes):
     -------
     None
     """
-    for k in range(dst_offsets.shape[0]):
-        d = dst_offsets[k]
-        s = src_offsets[k]
-        z = sizes[k]
-        _copy_run(data[d : d + z], src[s : s + z])
-
-
-@_kernel(parallel=True)
-def _write_segments_par(data, dst_offsets, src, src_offsets, sizes):
-    """Parallel :func:`_write_segments`.
-
-    Parameters
-    ----------
-    data, dst_offsets, src, src_offsets, sizes
-        As for :func:`_write_segments`.
-
-    Returns
-    -------
-    None
-    """
     for k in prange(dst_offsets.shape[0]):
         d = dst_offsets[k]
         s = src_offsets[k]
         z = sizes[k]
         _copy_run(data[d : d + z], src[s : s + z])
+
+
+_write_segments, _write_segments_par = _serial_and_parallel(_write_segments)
+
 
 
 @_kernel()
