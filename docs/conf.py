@@ -54,6 +54,13 @@ nitpick_ignore = [
     ("py:class", "np.ndarray"),  # annotations of the demo's NamedTuples and dataclasses
     ("py:class", "collections.abc.Callable"),
     ("py:class", "typing.Any"),
+    # the type annotations shown in the signatures (written as in the source, e.g. npt.ArrayLike)
+    ("py:class", "Storage"),  # TensorArrayHandle's internal array state, not public
+]
+nitpick_ignore_regex = [
+    # numpy, numpy.typing and standard-library types of the annotations; no intersphinx to link them to
+    ("py:class", r"(np|numpy|npt|numpy\.typing)\.\w+"),
+    ("py:class", r"(collections\.abc|typing|argparse)\.\w+"),
 ]
 default_role = "literal"  # `x` in docstrings reads as code, never as a broken reference
 

@@ -46,7 +46,7 @@ def _is_suite(path):
 
 
 def _suite_in(path):
-    """The suite at `path` (an ``asv_bench`` folder or a checkout holding one), or None."""
+    """Return the suite at `path` (an ``asv_bench`` folder or a checkout holding one), or None."""
     path = Path(path).expanduser().resolve()
     for candidate in (path, path / "asv_bench"):
         if _is_suite(candidate):
@@ -55,7 +55,7 @@ def _suite_in(path):
 
 
 def _checkout_root():
-    """The folder that holds the numba_ta package being run (a checkout's root, or site-packages)."""
+    """Return the folder that holds the numba_ta package being run (a checkout's root, or site-packages)."""
     return Path(__file__).resolve().parent.parent
 
 

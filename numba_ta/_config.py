@@ -15,7 +15,7 @@ import os
 _DEFAULTS = {"PARALLEL_MIN_ELEMENTS": 1 << 22}
 
 
-def _read_env():
+def _read_env() -> int:
     value = os.environ.get("NUMBA_TA_PARALLEL_MIN_ELEMENTS")
     if value is None:
         return _DEFAULTS["PARALLEL_MIN_ELEMENTS"]
@@ -31,13 +31,13 @@ def _read_env():
 PARALLEL_MIN_ELEMENTS = _read_env()
 
 
-def _reset():
+def _reset() -> None:
     """Restore the settings read from the environment."""
     global PARALLEL_MIN_ELEMENTS
     PARALLEL_MIN_ELEMENTS = _read_env()
 
 
-def get_parallel_threshold():
+def get_parallel_threshold() -> int:
     """Return the number of array items from which bulk ops use the parallel kernels.
 
     Returns
@@ -60,7 +60,7 @@ def get_parallel_threshold():
     return PARALLEL_MIN_ELEMENTS
 
 
-def set_parallel_threshold(n_items):
+def set_parallel_threshold(n_items: int) -> int:
     """Set the number of array items from which bulk ops use the parallel kernels.
 
     Parameters

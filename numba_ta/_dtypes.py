@@ -105,14 +105,14 @@ def tf_name(dtype):
 
 
 def unsupported(argname, value):
-    """The ``ValueError`` of TF's conversion of an object that is not a number or a sequence."""
+    """Return the ``ValueError`` of TF's conversion of an object that is not a number or a sequence."""
     return ValueError(
         f"{argname}: attempt to convert a value ({value!r}) with an unsupported type ({type(value)}) to a Tensor."
     )
 
 
 def is_numeric(dtype):
-    """True for dtypes TF's ``Add2Functor`` sums (all but bool)."""
+    """Return True for dtypes TF's ``Add2Functor`` sums (all but bool)."""
     return np.dtype(dtype).kind in "iufc"
 
 
@@ -535,7 +535,7 @@ def _assert_compatible(values, dtype):
 
 
 def _dense_dims(values):
-    """The shape a nested list claims, arrays inside it counting with their shapes.
+    """Return the shape a nested list claims, arrays inside it counting with their shapes.
 
     TF's graph-mode ``_GetDenseDimensions`` counts an ndarray inside a list as a scalar,
     so graph-mode ``tf.TensorArray.unstack([a, b])`` refuses a list of arrays ("Expected

@@ -18,17 +18,21 @@ import itertools
 import os
 import threading
 import weakref
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .errors import InvalidArgumentError
+
+if TYPE_CHECKING:
+    from ._storage import Storage
 
 FORWARD_CONTAINER = "_tensor_arrays"
 GRAD_CONTAINER = "_tensor_array_grads"
 
 _lock = threading.Lock()
 _counter = itertools.count()
-_live = weakref.WeakValueDictionary()
+_live: weakref.WeakValueDictionary[str, Storage] = weakref.WeakValueDictionary()
 
 
 class TensorArrayHandle:
@@ -63,29 +67,31 @@ class TensorArrayHandle:
 
     __slots__ = ("_storage", "__weakref__")
 
-    def __init__(self, storage):
+    _storage: Storage
+
+    def __init__(self, storage: Storage) -> None:
         self._storage = storage
 
     @property
-    def name(self):
+    def name(self) -> str:
         """str: the unique name of the array."""
         return self._storage.name
 
     @property
-    def container(self):
+    def container(self) -> str:
         """str: ``_tensor_arrays`` for forward arrays, ``_tensor_array_grads`` for gradient arrays."""
         return GRAD_CONTAINER if self._storage.is_grad else FORWARD_CONTAINER
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, TensorArrayHandle) and other._storage is self._storage
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return id(self._storage)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f'<TensorArrayHandle name="{self.container}{self.name}">'
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[TensorArrayHandle], tuple[Storage]]:
         """Pickle by value: the array's state goes with the handle (see :class:`numba_ta.TensorArray`).
 
         ``copy.copy`` gives an equal handle to the same array; ``copy.deepcopy`` and
@@ -94,21 +100,21 @@ class TensorArrayHandle:
         return TensorArrayHandle, (self._storage,)
 
 
-def new_name(base):
+def new_name(base: str) -> str:
     """Return ``"<base>_<counter>"`` with the process-global counter (TF's ``tensor_array_counter``)."""
     with _lock:
         return f"{base}_{next(_counter)}"
 
 
-def register(storage):
+def register(storage: Storage) -> TensorArrayHandle:
     """Record a live array and return a new handle for it."""
     with _lock:
         _live[storage.name] = storage
     return TensorArrayHandle(storage)
 
 
-def storage_of(handle, op):
-    """The storage behind ``handle``.
+def storage_of(handle: object, op: str) -> Storage:
+    """Return the storage behind ``handle``.
 
     Anything that is not a handle raises as TF's conversion to a resource tensor does:
     ``InvalidArgumentError`` (a ``ValueError``) for None and arrays, ``TypeError`` otherwise.
@@ -127,9 +133,12 @@ def storage_of(handle, op):
     raise TypeError(msg)
 
 
-def _rename(storage, name):
-    """Give the live array ``storage`` the unique name ``name`` (an unpickled gradient array
-    joining its unpickled forward array); nothing when it has that name already."""
+def _rename(storage: Storage, name: str) -> None:
+    """Give the live array ``storage`` the unique name ``name``.
+
+    Used for an unpickled gradient array joining its unpickled forward array; does nothing
+    when it has that name already.
+    """
     with _lock:
         if storage.name == name:
             return
@@ -139,13 +148,13 @@ def _rename(storage, name):
         _live[name] = storage
 
 
-def live_arrays():
+def live_arrays() -> list[str]:
     """List the names of arrays that are still alive (not yet garbage collected)."""
     with _lock:
         return sorted(_live.keys())
 
 
-def _after_fork_in_child():
+def _after_fork_in_child() -> None:
     """Give the forked child fresh, unheld locks: the registry's and every live array's.
 
     Runs in the child only, where the forking thread is the only thread, so no
@@ -168,7 +177,7 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def _reset():
+def _reset() -> None:
     """Forget the live-array table (tests); the name counter keeps counting."""
     with _lock:
         _live.clear()

@@ -10,31 +10,39 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
 import numpy as np
 
 from ._dtypes import unsupported
 from .errors import InvalidArgumentError
 
+if TYPE_CHECKING:
+    from typing import TypeAlias, TypeGuard
+
+    #: A partial shape: None (unknown rank) or a tuple of dimensions, None where unknown.
+    Partial: TypeAlias = "tuple[int | None, ...] | None"
+
 __all__ = ["TensorShape"]
 
 
-def _is_shape_proto(shape):
-    """A ``TensorShapeProto`` (duck-typed: ``unknown_rank`` and repeated ``dim`` with ``size``)."""
+def _is_shape_proto(shape: object) -> bool:
+    """Return True for a ``TensorShapeProto`` (duck-typed: ``unknown_rank`` and repeated ``dim`` with ``size``)."""
     return hasattr(shape, "unknown_rank") and hasattr(shape, "dim") and not isinstance(shape, (list, tuple))
 
 
-def _is_py_int(d):
+def _is_py_int(d: object) -> bool:
     return isinstance(d, int) and not isinstance(d, bool)
 
 
-def _below_minus_one(dims):
+def _below_minus_one(dims: Iterable[int | None]) -> InvalidArgumentError:
     """TF's ``PartialTensorShape`` error for a dimension below -1 (-1 and None are unknown)."""
     shown = ",".join("?" if d is None or d == -1 else str(d) for d in dims)
     return InvalidArgumentError(f"Shape [{shown}] has dimensions with values below -1 (where -1 means unknown)")
 
 
-def as_partial(shape, argname="element_shape", attr=False):
+def as_partial(shape: Any, argname: str = "element_shape", attr: bool = False) -> Partial:
     """Normalise a user shape to a partial shape.
 
     Takes None, a list or tuple of ints and Nones, a :class:`TensorShape`, a
@@ -55,7 +63,7 @@ def as_partial(shape, argname="element_shape", attr=False):
         sizes = [int(d.size) for d in shape.dim]
         if any(s < -1 for s in sizes):
             raise _below_minus_one(sizes)
-        out = [None if s == -1 else s for s in sizes]
+        out: list[int | None] = [None if s == -1 else s for s in sizes]
         check_num_elements(out, argname)
         return tuple(out)
     if attr and isinstance(shape, (list, tuple)) and all(d is None or _is_py_int(d) for d in shape):
@@ -101,7 +109,7 @@ def as_partial(shape, argname="element_shape", attr=False):
 _INT64_MAX = 2**63 - 1
 
 
-def check_num_elements(dims, argname="element_shape"):
+def check_num_elements(dims: Sequence[int | None], argname: str = "element_shape") -> None:
     """TF's limit on a shape: the product of its known dimensions fits an int64 (``ValueError``)."""
     if math.prod(d for d in dims if d is not None) > _INT64_MAX:
         raise ValueError(
@@ -110,8 +118,8 @@ def check_num_elements(dims, argname="element_shape"):
         )
 
 
-def as_shape_tensor(value, argname="shape_to_prepend"):
-    """A shape where an int tensor belongs (``shape_to_prepend``), as TF converts one.
+def as_shape_tensor(value: Any, argname: str = "shape_to_prepend") -> Any:
+    """Convert a shape where an int tensor belongs (``shape_to_prepend``), as TF converts one.
 
     A fully defined :class:`TensorShape` or ``tf.TensorShape`` becomes its
     dimensions; a partial one is TF's ``ValueError`` (``Cannot convert a
@@ -134,12 +142,12 @@ def as_shape_tensor(value, argname="shape_to_prepend"):
 _INT32_MAX = 2**31 - 1
 
 
-def is_fully_defined(p):
+def is_fully_defined(p: Partial) -> TypeGuard[tuple[int, ...]]:
     """Return True when ``p`` has known rank and no unknown dimension."""
     return p is not None and None not in p
 
 
-def is_compatible(p, shape):
+def is_compatible(p: Partial, shape: Sequence[int | None] | None) -> bool:
     """Return True when the full or partial ``shape`` is compatible with partial shape ``p``."""
     if p is None or shape is None:
         return True
@@ -148,7 +156,7 @@ def is_compatible(p, shape):
     return all(a is None or b is None or a == b for a, b in zip(p, shape, strict=True))
 
 
-def merge(a, b):
+def merge(a: Partial, b: Partial) -> Partial:
     """Merge two partial shapes as ``PartialTensorShape::MergeWith``; raise TF's errors."""
     if a is None:
         return b
@@ -156,7 +164,7 @@ def merge(a, b):
         return a
     if len(a) != len(b):
         raise InvalidArgumentError(f"PartialTensorShape: Incompatible ranks during merge: {len(a)} vs. {len(b)}")
-    out = []
+    out: list[int | None] = []
     for x, y in zip(a, b, strict=True):
         if x is not None and y is not None and x != y:
             raise InvalidArgumentError(
@@ -166,19 +174,19 @@ def merge(a, b):
     return tuple(out)
 
 
-def shape_str(shape):
+def shape_str(shape: Iterable[object]) -> str:
     """``TensorShape::DebugString``: ``[2,3]``, ``[]``."""
     return "[" + ",".join(str(d) for d in shape) + "]"
 
 
-def partial_str(p):
+def partial_str(p: Iterable[int | None] | None) -> str:
     """``PartialTensorShape::DebugString``: ``<unknown>``, ``[?,3]``."""
     if p is None:
         return "<unknown>"
     return "[" + ",".join("?" if d is None else str(d) for d in p) + "]"
 
 
-def py_str(p):
+def py_str(p: Iterable[int | None] | None) -> str:
     """Python ``str(tf.TensorShape)``: ``<unknown>``, ``(2,)``, ``(None, 3)``, ``()``."""
     if p is None:
         return "<unknown>"
@@ -222,12 +230,14 @@ class TensorShape:
 
     __slots__ = ("_dims",)
 
-    def __init__(self, dims):
+    _dims: tuple[int | None, ...] | None
+
+    def __init__(self, dims: TensorShape | Sequence[int | None] | None) -> None:
         self._dims = as_partial(dims, "dims")
 
     @property
-    def rank(self):
-        """int or None: the number of dimensions, None when unknown.
+    def rank(self) -> int | None:
+        """The number of dimensions (an int), None when the rank is unknown.
 
         Examples
         --------
@@ -239,12 +249,12 @@ class TensorShape:
     ndims = rank
 
     @property
-    def dims(self):
-        """list or None: the dimensions (None entries unknown), None for unknown rank."""
+    def dims(self) -> list[int | None] | None:
+        """The dimensions as a list (None entries unknown), None for unknown rank."""
         return None if self._dims is None else list(self._dims)
 
-    def as_list(self):
-        """The dimensions as a list (``tf.TensorShape.as_list``).
+    def as_list(self) -> list[int | None]:
+        """Return the dimensions as a list (``tf.TensorShape.as_list``).
 
         Returns
         -------
@@ -265,7 +275,7 @@ class TensorShape:
             raise ValueError("as_list() is not defined on an unknown TensorShape.")
         return list(self._dims)
 
-    def is_fully_defined(self):
+    def is_fully_defined(self) -> bool:
         """Whether the rank and every dimension are known (``tf.TensorShape.is_fully_defined``).
 
         Returns
@@ -279,7 +289,7 @@ class TensorShape:
         """
         return is_fully_defined(self._dims)
 
-    def is_compatible_with(self, other):
+    def is_compatible_with(self, other: TensorShape | Sequence[int | None] | None) -> bool:
         """Whether ``other`` could be the same shape (``tf.TensorShape.is_compatible_with``).
 
         Parameters
@@ -300,8 +310,8 @@ class TensorShape:
         """
         return is_compatible(self._dims, as_partial(other, "other"))
 
-    def merge_with(self, other):
-        """The most specific shape compatible with both (``tf.TensorShape.merge_with``).
+    def merge_with(self, other: TensorShape | Sequence[int | None] | None) -> TensorShape:
+        """Return the most specific shape compatible with both (``tf.TensorShape.merge_with``).
 
         Parameters
         ----------
@@ -328,38 +338,44 @@ class TensorShape:
         except InvalidArgumentError:
             raise ValueError(f"Shapes {self} and {TensorShape(other)} are not compatible") from None
 
-    def __len__(self):
+    def __len__(self) -> int:
         if self._dims is None:
             raise ValueError("Cannot take the length of shape with unknown rank.")
         return len(self._dims)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[int | None]:
         if self._dims is None:
             raise ValueError("Cannot iterate over a shape with unknown rank.")
         return iter(self._dims)
 
-    def __getitem__(self, key):
+    @overload
+    def __getitem__(self, key: SupportsIndex) -> int | None: ...
+
+    @overload
+    def __getitem__(self, key: slice) -> TensorShape: ...
+
+    def __getitem__(self, key: SupportsIndex | slice) -> int | None | TensorShape:
         if self._dims is None:
             return TensorShape(None) if isinstance(key, slice) else None
         if isinstance(key, slice):
             return TensorShape(self._dims[key])
         return self._dims[key]
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         try:
             other = as_partial(other, "other")
         except (TypeError, ValueError):
             return NotImplemented
         return self._dims == other
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(self._dims)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[TensorShape], tuple[tuple[int | None, ...] | None]]:
         return TensorShape, (self._dims,)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "TensorShape(None)" if self._dims is None else f"TensorShape({list(self._dims)})"
 
-    def __str__(self):
+    def __str__(self) -> str:
         return py_str(self._dims)

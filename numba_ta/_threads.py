@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 
 import numba
 
 
 @contextlib.contextmanager
-def num_threads(n):
+def num_threads(n: int) -> Iterator[int]:
     """Run the enclosed code with ``n`` threads for numba_ta's parallel kernels.
 
     Parameters

@@ -19,6 +19,8 @@ Subcommands
     command runs them from a clone and otherwise says how to get one
     (:mod:`numba_ta._bench_cmd`).
 
+``numba-ta --version`` prints ``numba-ta <version>`` (``numba_ta.__version__``).
+
 Each subcommand is one :class:`Command` in ``COMMANDS``: a name, a help line, a
 function that adds its options to an :mod:`argparse` parser, and a function that
 runs it and returns the exit status.  Adding a subcommand means adding one entry.
@@ -36,8 +38,8 @@ import os
 import platform
 import sys
 import time
-from collections.abc import Callable
-from typing import NamedTuple
+from collections.abc import Callable, Sequence
+from typing import NamedTuple, NoReturn, TextIO
 
 from .examples import char_rnn
 
@@ -53,14 +55,14 @@ class _UsageError(Exception):
 class _Parser(argparse.ArgumentParser):
     """ArgumentParser whose errors are one line: ``<prog>: error: <message>``."""
 
-    def error(self, message):
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 # --------------------------------------------------------------------------- option types
 
 
-def _positive_int(text):
+def _positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
@@ -75,14 +77,14 @@ def _positive_int(text):
 MAX_HIDDEN = 4096
 
 
-def _hidden_size(text):
+def _hidden_size(text: str) -> int:
     value = _positive_int(text)
     if value > MAX_HIDDEN:
         raise argparse.ArgumentTypeError(f"must be at most {MAX_HIDDEN}, got {text!r}")
     return value
 
 
-def _nonnegative_int(text):
+def _nonnegative_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
@@ -92,7 +94,7 @@ def _nonnegative_int(text):
     return value
 
 
-def _positive_float(text):
+def _positive_float(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
@@ -105,7 +107,7 @@ def _positive_float(text):
 # --------------------------------------------------------------------------- demo
 
 
-def _add_demo_arguments(parser):
+def _add_demo_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--steps",
         type=_positive_int,
@@ -171,7 +173,7 @@ def _add_demo_arguments(parser):
     )
 
 
-def _progress(steps, out):
+def _progress(steps: int, out: TextIO) -> tuple[Callable[[int, float, float], None], Callable[[], object]]:
     """Return a ``callback(step, loss, smoothed)`` for :func:`char_rnn.train`, and a close function.
 
     Uses a tqdm bar on an interactive stderr if tqdm is installed (it is not a
@@ -185,7 +187,7 @@ def _progress(steps, out):
         every = max(1, steps // 10)
         width = len(str(steps))
 
-        def callback(step, loss, smoothed):
+        def callback(step: int, loss: float, smoothed: float) -> None:
             if step == 1 or step % every == 0 or step == steps:
                 print(
                     f"step {step:>{width}}/{steps}  loss {loss:.3f}  smoothed {smoothed:.3f}",
@@ -197,7 +199,7 @@ def _progress(steps, out):
 
     bar = tqdm(total=steps, desc="training", unit="step", file=sys.stderr)
 
-    def callback(step, loss, smoothed):
+    def callback(step: int, loss: float, smoothed: float) -> None:  # type: ignore[no-redef]  # the tqdm variant
         bar.update(1)
         if step == 1 or step % 10 == 0 or step == steps:
             bar.set_postfix(loss=f"{smoothed:.3f}", refresh=False)
@@ -205,7 +207,7 @@ def _progress(steps, out):
     return callback, bar.close
 
 
-def _printable(text, stream):
+def _printable(text: str, stream: object) -> str:
     """`text` with characters that `stream` cannot encode backslash-escaped."""
     encoding = getattr(stream, "encoding", None) or "utf-8"
     try:
@@ -214,7 +216,7 @@ def _printable(text, stream):
         return text
 
 
-def _run_demo(args, out):
+def _run_demo(args: argparse.Namespace, out: TextIO) -> int:
     if args.text is None:
         text, source = char_rnn.zen_of_python(), "the Zen of Python"
     else:
@@ -296,11 +298,11 @@ def _run_demo(args, out):
 # --------------------------------------------------------------------------- info
 
 
-def _add_info_arguments(parser):
+def _add_info_arguments(parser: argparse.ArgumentParser) -> None:
     """``info`` takes no options."""
 
 
-def _threading_layer():
+def _threading_layer() -> str:
     import numba
 
     try:
@@ -316,7 +318,7 @@ def _threading_layer():
         return f"unavailable ({type(e).__name__}: {e})"
 
 
-def _fork_safety(layer):
+def _fork_safety(layer: str) -> str:
     """One line on ``os.fork()`` with the threading layer ``layer`` (its name, or why it is unknown)."""
     advice = (
         "use multiprocessing's 'forkserver' or 'spawn' start method, "
@@ -326,7 +328,7 @@ def _fork_safety(layer):
         return f"safe ({layer} layer)"
     if layer == "omp":
         try:
-            from numba.np.ufunc import omppool
+            from numba.np.ufunc import omppool  # type: ignore[attr-defined]  # a C extension, no stub
 
             vendor = omppool.openmp_vendor
         except Exception:  # the vendor is only a detail of the message
@@ -340,7 +342,7 @@ def _fork_safety(layer):
     return f"depends on the layer: GNU OpenMP (the omp layer on Linux) terminates such children; {advice}"
 
 
-def _run_info(args, out):
+def _run_info(args: argparse.Namespace, out: TextIO) -> int:
     import numba
     import numpy
 
@@ -376,7 +378,7 @@ def _run_info(args, out):
 # --------------------------------------------------------------------------- bench
 
 
-def _add_bench_arguments(parser):
+def _add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     """Take every argument after ``bench`` as it is, ``--help`` included.
 
     The benchmarks, and the parser of their options, live in the source
@@ -392,7 +394,7 @@ def _add_bench_arguments(parser):
     )
 
 
-def _run_bench(args, out):
+def _run_bench(args: argparse.Namespace, out: TextIO) -> int:
     from . import _bench_cmd
 
     return _bench_cmd.run(args.options, out, prog=f"{PROG} bench")
@@ -419,11 +421,11 @@ class Command(NamedTuple):
 
     name: str
     help: str
-    add_arguments: Callable
-    run: Callable
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace, TextIO], int]
 
 
-COMMANDS = (
+COMMANDS: tuple[Command, ...] = (
     Command(
         "demo",
         "train a character RNN with BPTT through numba_ta.TensorArray, check its gradients and sample from it",
@@ -440,11 +442,14 @@ COMMANDS = (
 )
 
 
-def _build_parser():
+def _build_parser() -> _Parser:
+    from . import __version__
+
     parser = _Parser(
         prog=PROG,
         description="numba_ta: TensorFlow's TensorArray on CPU with numpy and Numba.",
     )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for cmd in COMMANDS:
         p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
@@ -453,7 +458,7 @@ def _build_parser():
     return parser
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``numba-ta`` command.
 
     Parameters

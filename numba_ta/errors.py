@@ -59,15 +59,20 @@ class OpError(Exception):
     'Size should be >= 0.'
     """
 
-    def __init__(self, message: str, op: str | None = None):
+    message: str
+    op: str | None
+
+    def __init__(self, message: str, op: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.op = op
 
     def __str__(self) -> str:
+        """Return the message, with TF's ``[Op:<op>]`` suffix when the op is known."""
         return f"{self.message} [Op:{self.op}]" if self.op else self.message
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[OpError], tuple[str, str | None]]:
+        """Pickle as ``type(self)(message, op)``."""
         return (type(self), (self.message, self.op))
 
 

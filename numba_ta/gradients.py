@@ -37,8 +37,17 @@ array([[ 2.,  4.],
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, SupportsIndex
+
+import numpy as np
+
 from . import raw_ops
 from ._registry import storage_of
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from ._registry import TensorArrayHandle
 
 __all__ = [
     "grad_source",
@@ -51,8 +60,8 @@ __all__ = [
 ]
 
 
-def grad_source(name):
-    """The gradient ``source`` for a gradient tensor or op name (TF's ``_GetGradSource``).
+def grad_source(name: str) -> str:
+    """Return the gradient ``source`` for a gradient tensor or op name (TF's ``_GetGradSource``).
 
     Parameters
     ----------
@@ -89,16 +98,23 @@ def grad_source(name):
     return "/".join(tokens[: positions[-1] + 1])
 
 
-def _grad_array(handle, flow, source):
+def _grad_array(handle: TensorArrayHandle, flow: float | np.floating[Any], source: str | bytes) -> TensorArrayHandle:
     g, _ = raw_ops.TensorArrayGradV3(handle=handle, flow_in=flow, source=source)
     return g
 
 
-def _dtype(handle, dtype):
+def _dtype(handle: TensorArrayHandle, dtype: npt.DTypeLike | int | None) -> npt.DTypeLike | int:
     return storage_of(handle, "gradients").dtype if dtype is None else dtype
 
 
-def read_grad(handle, index, flow_in, grad, source="gradients", dtype=None):
+def read_grad(
+    handle: TensorArrayHandle,
+    index: SupportsIndex,
+    flow_in: float | np.floating[Any],
+    grad: npt.ArrayLike,
+    source: str | bytes = "gradients",
+    dtype: npt.DTypeLike | int | None = None,
+) -> tuple[None, None, np.float32]:
     """Gradient of ``TensorArrayReadV3``: add ``grad`` into the gradient array at ``index``.
 
     Parameters
@@ -141,7 +157,15 @@ def read_grad(handle, index, flow_in, grad, source="gradients", dtype=None):
     return None, None, flow
 
 
-def write_grad(handle, index, value, flow_in, flow_grad, source="gradients", dtype=None):
+def write_grad(
+    handle: TensorArrayHandle,
+    index: SupportsIndex,
+    value: npt.ArrayLike | None,
+    flow_in: float | np.floating[Any],
+    flow_grad: float | np.floating[Any],
+    source: str | bytes = "gradients",
+    dtype: npt.DTypeLike | int | None = None,
+) -> tuple[None, None, npt.NDArray[Any], float | np.floating[Any]]:
     """Gradient of ``TensorArrayWriteV3``: read (once) the gradient of element ``index``.
 
     Parameters
@@ -150,7 +174,7 @@ def write_grad(handle, index, value, flow_in, flow_grad, source="gradients", dty
         The forward array.
     index : int
         The forward write's index.
-    value : array_like
+    value : array_like or None
         The forward write's value (unused, as in TF).
     flow_in : float
         The forward write's ``flow_in`` (unused, as in TF).
@@ -187,7 +211,14 @@ def write_grad(handle, index, value, flow_in, flow_grad, source="gradients", dty
     return None, None, grad, flow_grad
 
 
-def gather_grad(handle, indices, flow_in, grad, source="gradients", dtype=None):
+def gather_grad(
+    handle: TensorArrayHandle,
+    indices: npt.ArrayLike,
+    flow_in: float | np.floating[Any],
+    grad: npt.ArrayLike,
+    source: str | bytes = "gradients",
+    dtype: npt.DTypeLike | int | None = None,
+) -> tuple[None, None, np.float32]:
     """Gradient of ``TensorArrayGatherV3`` (and of ``stack``): scatter ``grad`` into the gradient array.
 
     Parameters
@@ -228,7 +259,15 @@ def gather_grad(handle, indices, flow_in, grad, source="gradients", dtype=None):
     return None, None, flow
 
 
-def scatter_grad(handle, indices, value, flow_in, flow_grad, source="gradients", dtype=None):
+def scatter_grad(
+    handle: TensorArrayHandle,
+    indices: npt.ArrayLike,
+    value: npt.ArrayLike | None,
+    flow_in: float | np.floating[Any],
+    flow_grad: float | np.floating[Any],
+    source: str | bytes = "gradients",
+    dtype: npt.DTypeLike | int | None = None,
+) -> tuple[None, None, npt.NDArray[Any], float | np.floating[Any]]:
     """Gradient of ``TensorArrayScatterV3`` (and of ``unstack``): gather from the gradient array.
 
     Parameters
@@ -237,7 +276,7 @@ def scatter_grad(handle, indices, value, flow_in, flow_grad, source="gradients",
         The forward array.
     indices : (n,) array_like of int
         The forward scatter's indices.
-    value : (n, ...) array_like
+    value : (n, ...) array_like or None
         The forward scatter's value (unused, as in TF).
     flow_in : float
         The forward scatter's ``flow_in`` (unused).
@@ -273,7 +312,14 @@ def scatter_grad(handle, indices, value, flow_in, flow_grad, source="gradients",
     return None, None, grad, flow_grad
 
 
-def concat_grad(handle, flow_in, lengths, grad, source="gradients", dtype=None):
+def concat_grad(
+    handle: TensorArrayHandle,
+    flow_in: float | np.floating[Any],
+    lengths: npt.ArrayLike,
+    grad: npt.ArrayLike,
+    source: str | bytes = "gradients",
+    dtype: npt.DTypeLike | int | None = None,
+) -> tuple[None, np.float32]:
     """Gradient of ``TensorArrayConcatV3``: split ``grad`` into the gradient array.
 
     Parameters
@@ -316,14 +362,22 @@ def concat_grad(handle, flow_in, lengths, grad, source="gradients", dtype=None):
     return None, flow
 
 
-def split_grad(handle, value, lengths, flow_in, flow_grad, source="gradients", dtype=None):
+def split_grad(
+    handle: TensorArrayHandle,
+    value: npt.ArrayLike | None,
+    lengths: npt.ArrayLike,
+    flow_in: float | np.floating[Any],
+    flow_grad: float | np.floating[Any],
+    source: str | bytes = "gradients",
+    dtype: npt.DTypeLike | int | None = None,
+) -> tuple[None, npt.NDArray[Any], None, float | np.floating[Any]]:
     """Gradient of ``TensorArraySplitV3``: concat the gradient array.
 
     Parameters
     ----------
     handle : TensorArrayHandle
         The forward array.
-    value : array_like
+    value : array_like or None
         The forward split's value (unused, as in TF).
     lengths : (size,) array_like of int
         The forward split's lengths (unused: the gradient array remembers the

@@ -45,6 +45,8 @@ array([[4., 5.],
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import numpy as np
 
@@ -53,6 +55,12 @@ from ._dtypes import as_dtype, to_array, to_index, to_index_array, unsupported
 from ._shapes import as_partial, as_shape_tensor, partial_str, shape_str
 from ._storage import Storage
 from .errors import InvalidArgumentError, OpError
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from ._registry import TensorArrayHandle
+    from ._shapes import TensorShape
 
 __all__ = [
     "TensorArrayV3",
@@ -71,8 +79,8 @@ __all__ = [
 _INT32_MAX = np.iinfo(np.int32).max
 
 
-def _unmask(e):
-    """The exception hidden in ``e`` when a signal handler raised inside a C call that then returned.
+def _unmask(e: BaseException) -> BaseException:
+    """Return the exception hidden in ``e`` when a signal handler raised inside a C call that then returned.
 
     Python reports that as ``SystemError: ... returned a result with an exception set``, the
     handler's exception (a ``KeyboardInterrupt``) as its cause: the user gets the cause.
@@ -83,13 +91,13 @@ def _unmask(e):
     return e
 
 
-def _tag(e, op):
+def _tag(e: OpError, op: str) -> None:
     """Name the op on an error leaving it (TF's ``[Op:...]`` suffix)."""
     if e.op is None:
         e.op = op
 
 
-def _flow(flow_in):
+def _flow(flow_in: Any) -> np.float32:
     t = type(flow_in)
     if t is np.float32:
         return flow_in
@@ -110,7 +118,7 @@ def _flow(flow_in):
     return np.float32(a)
 
 
-def _scalar_index(index, argname="index"):
+def _scalar_index(index: Any, argname: str = "index") -> int:
     if type(index) is int and -2147483648 <= index <= 2147483647:
         return index
     i = to_index(index, argname)
@@ -120,15 +128,15 @@ def _scalar_index(index, argname="index"):
 
 
 def TensorArrayV3(  # noqa: N802 - TF's op name
-    size,
-    dtype,
-    element_shape=None,
-    dynamic_size=False,
-    clear_after_read=True,
-    identical_element_shapes=False,
-    tensor_array_name="",
-    name=None,
-):
+    size: npt.ArrayLike,
+    dtype: npt.DTypeLike | int,
+    element_shape: TensorShape | Sequence[int | None] | None = None,
+    dynamic_size: bool = False,
+    clear_after_read: bool = True,
+    identical_element_shapes: bool = False,
+    tensor_array_name: str | bytes = "",
+    name: str | None = None,
+) -> tuple[TensorArrayHandle, np.float32]:
     """Create a TensorArray (``tf.raw_ops.TensorArrayV3``).
 
     Parameters
@@ -221,7 +229,13 @@ def TensorArrayV3(  # noqa: N802 - TF's op name
         raise _unmask(e) from None
 
 
-def TensorArrayWriteV3(handle, index, value, flow_in, name=None):  # noqa: N802
+def TensorArrayWriteV3(  # noqa: N802
+    handle: TensorArrayHandle,
+    index: SupportsIndex,
+    value: npt.ArrayLike,
+    flow_in: float | np.floating[Any],
+    name: str | None = None,
+) -> np.float32:
     """Write one element (``tf.raw_ops.TensorArrayWriteV3``).
 
     Parameters
@@ -273,7 +287,14 @@ def TensorArrayWriteV3(handle, index, value, flow_in, name=None):  # noqa: N802
     return _write(handle, index, value, flow_in, None, None)
 
 
-def _write(handle, index, value, flow_in, cell, cell_value):
+def _write(
+    handle: Any,
+    index: Any,
+    value: Any,
+    flow_in: Any,
+    cell: list[TensorShape] | None,
+    cell_value: TensorShape | None,
+) -> np.float32:
     """TensorArrayWriteV3; its commit also does ``cell[0] = cell_value`` when ``cell`` is given.
 
     The class passes its element-shape cell, so that the shape it infers from the value
@@ -297,7 +318,13 @@ def _write(handle, index, value, flow_in, cell, cell_value):
         raise _unmask(e) from None
 
 
-def TensorArrayReadV3(handle, index, flow_in, dtype, name=None):  # noqa: N802
+def TensorArrayReadV3(  # noqa: N802
+    handle: TensorArrayHandle,
+    index: SupportsIndex,
+    flow_in: float | np.floating[Any],
+    dtype: npt.DTypeLike | int,
+    name: str | None = None,
+) -> npt.NDArray[Any]:
     """Read one element (``tf.raw_ops.TensorArrayReadV3``).
 
     Parameters
@@ -358,7 +385,14 @@ def TensorArrayReadV3(handle, index, flow_in, dtype, name=None):  # noqa: N802
         raise _unmask(e) from None
 
 
-def TensorArrayGatherV3(handle, indices, flow_in, dtype, element_shape=None, name=None):  # noqa: N802
+def TensorArrayGatherV3(  # noqa: N802
+    handle: TensorArrayHandle,
+    indices: npt.ArrayLike,
+    flow_in: float | np.floating[Any],
+    dtype: npt.DTypeLike | int,
+    element_shape: TensorShape | Sequence[int | None] | None = None,
+    name: str | None = None,
+) -> npt.NDArray[Any]:
     """Read several elements into one array (``tf.raw_ops.TensorArrayGatherV3``).
 
     Parameters
@@ -414,7 +448,7 @@ def TensorArrayGatherV3(handle, indices, flow_in, dtype, element_shape=None, nam
     return _gather(handle, indices, flow_in, dtype, element_shape, False)
 
 
-def _gather(handle, indices, flow_in, dtype, element_shape, view):
+def _gather(handle: Any, indices: Any, flow_in: Any, dtype: Any, element_shape: Any, view: bool) -> npt.NDArray[Any]:
     """GatherV3; with ``view`` a zero-copy read-only result where the storage allows it."""
     try:
         _flow(flow_in)
@@ -432,7 +466,13 @@ def _gather(handle, indices, flow_in, dtype, element_shape, view):
         raise _unmask(e) from None
 
 
-def TensorArrayScatterV3(handle, indices, value, flow_in, name=None):  # noqa: N802
+def TensorArrayScatterV3(  # noqa: N802
+    handle: TensorArrayHandle,
+    indices: npt.ArrayLike,
+    value: npt.ArrayLike,
+    flow_in: float | np.floating[Any],
+    name: str | None = None,
+) -> np.float32:
     """Write the rows of ``value`` to the given elements (``tf.raw_ops.TensorArrayScatterV3``).
 
     Parameters
@@ -481,7 +521,14 @@ def TensorArrayScatterV3(handle, indices, value, flow_in, name=None):  # noqa: N
     return _scatter(handle, indices, value, flow_in, None, None)
 
 
-def _scatter(handle, indices, value, flow_in, cell, cell_value):
+def _scatter(
+    handle: Any,
+    indices: Any,
+    value: Any,
+    flow_in: Any,
+    cell: list[TensorShape] | None,
+    cell_value: TensorShape | None,
+) -> np.float32:
     """TensorArrayScatterV3, with the class's shape cell as for :func:`_write`."""
     try:
         flow = _flow(flow_in)
@@ -505,7 +552,13 @@ def _scatter(handle, indices, value, flow_in, cell, cell_value):
         raise _unmask(e) from None
 
 
-def TensorArrayConcatV3(handle, flow_in, dtype, element_shape_except0=None, name=None):  # noqa: N802
+def TensorArrayConcatV3(  # noqa: N802
+    handle: TensorArrayHandle,
+    flow_in: float | np.floating[Any],
+    dtype: npt.DTypeLike | int,
+    element_shape_except0: TensorShape | Sequence[int | None] | None = None,
+    name: str | None = None,
+) -> tuple[npt.NDArray[Any], npt.NDArray[np.int64]]:
     """Concatenate all elements along axis 0 (``tf.raw_ops.TensorArrayConcatV3``).
 
     Parameters
@@ -570,7 +623,13 @@ def TensorArrayConcatV3(handle, flow_in, dtype, element_shape_except0=None, name
         raise _unmask(e) from None
 
 
-def TensorArraySplitV3(handle, value, lengths, flow_in, name=None):  # noqa: N802
+def TensorArraySplitV3(  # noqa: N802
+    handle: TensorArrayHandle,
+    value: npt.ArrayLike,
+    lengths: npt.ArrayLike,
+    flow_in: float | np.floating[Any],
+    name: str | None = None,
+) -> np.float32:
     """Split ``value`` along axis 0 into the elements (``tf.raw_ops.TensorArraySplitV3``).
 
     Parameters
@@ -620,7 +679,14 @@ def TensorArraySplitV3(handle, value, lengths, flow_in, name=None):  # noqa: N80
     return _split(handle, value, lengths, flow_in, None, None)
 
 
-def _split(handle, value, lengths, flow_in, cell, cell_value):
+def _split(
+    handle: Any,
+    value: Any,
+    lengths: Any,
+    flow_in: Any,
+    cell: list[TensorShape] | None,
+    cell_value: TensorShape | None,
+) -> np.float32:
     """TensorArraySplitV3, with the class's shape cell as for :func:`_write`."""
     try:
         flow = _flow(flow_in)
@@ -651,8 +717,10 @@ def _split(handle, value, lengths, flow_in, cell, cell_value):
         raise _unmask(e) from None
 
 
-def TensorArraySizeV3(handle, flow_in, name=None):  # noqa: N802
-    """The number of elements (``tf.raw_ops.TensorArraySizeV3``).
+def TensorArraySizeV3(  # noqa: N802
+    handle: TensorArrayHandle, flow_in: float | np.floating[Any], name: str | None = None
+) -> np.int32:
+    """Return the number of elements (``tf.raw_ops.TensorArraySizeV3``).
 
     Parameters
     ----------
@@ -699,7 +767,7 @@ def TensorArraySizeV3(handle, flow_in, name=None):  # noqa: N802
         raise _unmask(e) from None
 
 
-def TensorArrayCloseV3(handle, name=None):  # noqa: N802
+def TensorArrayCloseV3(handle: TensorArrayHandle, name: str | None = None) -> None:  # noqa: N802
     """Close the array and free its storage (``tf.raw_ops.TensorArrayCloseV3``).
 
     Parameters
@@ -748,7 +816,9 @@ def TensorArrayCloseV3(handle, name=None):  # noqa: N802
 _NO_PREPEND = object()  # TensorArrayGradV3: no shape_to_prepend input at all
 
 
-def _grad(op, handle, flow_in, source, shape_to_prepend):
+def _grad(
+    op: str, handle: Any, flow_in: Any, source: Any, shape_to_prepend: Any
+) -> tuple[TensorArrayHandle, np.float32]:
     _flow(flow_in)
     if shape_to_prepend is not _NO_PREPEND:
         shape_to_prepend = to_index_array(as_shape_tensor(shape_to_prepend), "shape_to_prepend")
@@ -768,7 +838,7 @@ def _grad(op, handle, flow_in, source, shape_to_prepend):
                 "multiple writes are performed to the same index."
             )
         if shape_to_prepend is _NO_PREPEND:
-            prepend = ()
+            prepend: tuple[int, ...] = ()
             es = fwd.element_shape
         else:
             arr = shape_to_prepend
@@ -807,7 +877,12 @@ def _grad(op, handle, flow_in, source, shape_to_prepend):
     return handle_out, np.float32(0.0)
 
 
-def TensorArrayGradV3(handle, flow_in, source, name=None):  # noqa: N802
+def TensorArrayGradV3(  # noqa: N802
+    handle: TensorArrayHandle,
+    flow_in: float | np.floating[Any],
+    source: str | bytes,
+    name: str | None = None,
+) -> tuple[TensorArrayHandle, np.float32]:
     """Create or look up the gradient array of a TensorArray (``tf.raw_ops.TensorArrayGradV3``).
 
     Parameters
@@ -868,7 +943,13 @@ def TensorArrayGradV3(handle, flow_in, source, name=None):  # noqa: N802
         raise _unmask(e) from None
 
 
-def TensorArrayGradWithShape(handle, flow_in, shape_to_prepend, source, name=None):  # noqa: N802
+def TensorArrayGradWithShape(  # noqa: N802
+    handle: TensorArrayHandle,
+    flow_in: float | np.floating[Any],
+    shape_to_prepend: npt.ArrayLike | TensorShape,
+    source: str | bytes,
+    name: str | None = None,
+) -> tuple[TensorArrayHandle, np.float32]:
     """Gradient array whose elements have extra leading dimensions (``tf.raw_ops.TensorArrayGradWithShape``).
 
     Parameters

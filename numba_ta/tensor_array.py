@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, SupportsIndex
+
 import numpy as np
 
 from . import raw_ops
@@ -9,6 +12,9 @@ from ._dtypes import as_dtype, graph_array, to_index_array
 from ._registry import TensorArrayHandle
 from ._shapes import TensorShape
 from .errors import OpError
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 __all__ = ["TensorArray"]
 
@@ -128,20 +134,28 @@ class TensorArray:
         "__weakref__",
     )
 
+    _dtype: np.dtype[Any]
+    _dynamic_size: bool
+    _infer_shape: bool
+    _element_shape: list[TensorShape]
+    _handle: TensorArrayHandle
+    _flow: np.float32
+    _size: int | None
+
     def __init__(
         self,
-        dtype,
-        size=None,
-        dynamic_size=None,
-        clear_after_read=None,
-        tensor_array_name=None,
-        handle=None,
-        flow=None,
-        infer_shape=True,
-        element_shape=None,
-        colocate_with_first_write_call=True,
-        name=None,
-    ):
+        dtype: npt.DTypeLike | int,
+        size: int | np.integer[Any] | None = None,
+        dynamic_size: bool | None = None,
+        clear_after_read: bool | None = None,
+        tensor_array_name: str | None = None,
+        handle: TensorArrayHandle | None = None,
+        flow: float | np.floating[Any] | None = None,
+        infer_shape: bool = True,
+        element_shape: TensorShape | Sequence[int | None] | None = None,
+        colocate_with_first_write_call: bool = True,
+        name: str | None = None,
+    ) -> None:
         if handle is not None and tensor_array_name:
             raise ValueError("Cannot provide both `handle` and `tensor_array_name` arguments at the same time.")
         if handle is not None and not isinstance(handle, TensorArrayHandle):
@@ -171,7 +185,7 @@ class TensorArray:
             self._dynamic_size = handle._storage.dynamic_size
         else:
             self._handle, flow0 = raw_ops.TensorArrayV3(
-                size=size,
+                size=size,  # type: ignore[arg-type]  # not None here: checked above
                 dtype=self._dtype,
                 element_shape=self._element_shape[0],
                 dynamic_size=self._dynamic_size,
@@ -180,36 +194,36 @@ class TensorArray:
                 tensor_array_name=tensor_array_name or name or "TensorArray",
             )
             self._flow = flow0 if flow is None else np.float32(flow)
-            self._size = int(size)
+            self._size = int(size)  # type: ignore[arg-type]  # not None here: checked above
 
     # ------------------------------------------------------------------ properties
     @property
-    def dtype(self):
+    def dtype(self) -> np.dtype[Any]:
         """numpy.dtype: the element dtype."""
         return self._dtype
 
     @property
-    def handle(self):
+    def handle(self) -> TensorArrayHandle:
         """TensorArrayHandle: the array's handle, for :mod:`numba_ta.raw_ops`."""
         return self._handle
 
     @property
-    def flow(self):
+    def flow(self) -> np.float32:
         """numpy.float32: the flow token of this object."""
         return self._flow
 
     @property
-    def element_shape(self):
+    def element_shape(self) -> TensorShape:
         """TensorShape: the element shape known so far (shared by all objects of this array)."""
         return self._element_shape[0]
 
     @property
-    def dynamic_size(self):
+    def dynamic_size(self) -> bool:
         """bool: whether the array was created growable."""
         return self._dynamic_size
 
     # ------------------------------------------------------------------ helpers
-    def _with_flow(self, flow):
+    def _with_flow(self, flow: np.float32) -> TensorArray:
         ta = object.__new__(TensorArray)
         ta._dtype = self._dtype
         ta._dynamic_size = self._dynamic_size
@@ -220,7 +234,7 @@ class TensorArray:
         ta._size = self._size
         return ta
 
-    def _merged_shape(self, shape):
+    def _merged_shape(self, shape: tuple[int | None, ...]) -> TensorShape:
         """TF's ``_check_element_shape``: the element shape after seeing ``shape`` (not yet stored)."""
         es = self._element_shape[0]
         if es._dims == shape:
@@ -230,7 +244,7 @@ class TensorArray:
         return es.merge_with(shape) if self._infer_shape else es
 
     # ------------------------------------------------------------------ methods
-    def identity(self):
+    def identity(self) -> TensorArray:
         """Return a new TensorArray object for the same array and flow (``tf.TensorArray.identity``).
 
         Returns
@@ -247,8 +261,10 @@ class TensorArray:
         """
         return self._with_flow(self._flow)
 
-    def grad(self, source, flow=None, name=None):
-        """The gradient array of this array for gradient computation ``source`` (``tf.TensorArray.grad``).
+    def grad(
+        self, source: str | bytes, flow: float | np.floating[Any] | None = None, name: str | None = None
+    ) -> TensorArray:
+        """Return the gradient array of this array for gradient computation ``source`` (``tf.TensorArray.grad``).
 
         Parameters
         ----------
@@ -292,7 +308,7 @@ class TensorArray:
         g._element_shape = self._element_shape
         return g
 
-    def read(self, index, name=None):
+    def read(self, index: SupportsIndex, name: str | None = None) -> npt.NDArray[Any]:
         """Read element ``index`` (``tf.TensorArray.read``; op ``TensorArrayReadV3``).
 
         Parameters
@@ -335,7 +351,7 @@ class TensorArray:
                 raise raw_ops._unmask(e) from None
         return raw_ops.TensorArrayReadV3(handle=self._handle, index=index, flow_in=self._flow, dtype=self._dtype)
 
-    def write(self, index, value, name=None):
+    def write(self, index: SupportsIndex, value: npt.ArrayLike, name: str | None = None) -> TensorArray:
         """Write ``value`` to element ``index`` (``tf.TensorArray.write``; op ``TensorArrayWriteV3``).
 
         Parameters
@@ -397,7 +413,7 @@ class TensorArray:
         flow = raw_ops._write(self._handle, index, v, self._flow, self._element_shape, merged)
         return self._with_flow(flow)
 
-    def stack(self, name=None, *, copy=True):
+    def stack(self, name: str | None = None, *, copy: bool = True) -> npt.NDArray[Any]:
         """All elements stacked along a new first axis (``tf.TensorArray.stack``).
 
         Parameters
@@ -440,7 +456,7 @@ class TensorArray:
         """
         return self._gather(np.arange(int(self.size()), dtype=np.int32), view=not copy)
 
-    def gather(self, indices, name=None):
+    def gather(self, indices: npt.ArrayLike, name: str | None = None) -> npt.NDArray[Any]:
         """Read the given elements into one array (``tf.TensorArray.gather``; op ``TensorArrayGatherV3``).
 
         Parameters
@@ -470,13 +486,13 @@ class TensorArray:
         """
         return self._gather(indices, view=False)
 
-    def _gather(self, indices, view):
+    def _gather(self, indices: npt.ArrayLike, view: bool) -> npt.NDArray[Any]:
         es = self._element_shape[0]
         return raw_ops._gather(
             self._handle, indices, self._flow, self._dtype, es if es.rank is not None else None, view
         )
 
-    def concat(self, name=None):
+    def concat(self, name: str | None = None) -> npt.NDArray[Any]:
         """All elements concatenated along axis 0 (``tf.TensorArray.concat``; op ``TensorArrayConcatV3``).
 
         Parameters
@@ -509,7 +525,7 @@ class TensorArray:
         )
         return value
 
-    def unstack(self, value, name=None):
+    def unstack(self, value: npt.ArrayLike, name: str | None = None) -> TensorArray:
         """Write row ``i`` of ``value`` to element ``i`` (``tf.TensorArray.unstack``).
 
         Parameters
@@ -542,7 +558,7 @@ class TensorArray:
         n = v.shape[0] if v.ndim else 0
         return self._scatter(np.arange(n, dtype=np.int32), v)  # the value as TF's scatter converts it
 
-    def scatter(self, indices, value, name=None):
+    def scatter(self, indices: npt.ArrayLike, value: npt.ArrayLike, name: str | None = None) -> TensorArray:
         """Write row ``k`` of ``value`` to element ``indices[k]`` (``tf.TensorArray.scatter``).
 
         Parameters
@@ -578,12 +594,12 @@ class TensorArray:
         """
         return self._scatter(indices, graph_array(value, self._dtype))
 
-    def _scatter(self, indices, v):
+    def _scatter(self, indices: npt.ArrayLike, v: npt.NDArray[Any]) -> TensorArray:
         merged = self._merged_shape(v.shape[1:]) if v.ndim else self._element_shape[0]
         flow = raw_ops._scatter(self._handle, indices, v, self._flow, self._element_shape, merged)
         return self._with_flow(flow)
 
-    def split(self, value, lengths, name=None):
+    def split(self, value: npt.ArrayLike, lengths: npt.ArrayLike, name: str | None = None) -> TensorArray:
         """Split ``value`` along axis 0 into elements of the given lengths (``tf.TensorArray.split``).
 
         Parameters
@@ -627,8 +643,8 @@ class TensorArray:
         flow = raw_ops._split(self._handle, v, lens, self._flow, self._element_shape, merged)
         return self._with_flow(flow)
 
-    def size(self, name=None):
-        """The number of elements (``tf.TensorArray.size``).
+    def size(self, name: str | None = None) -> np.int32:
+        """Return the number of elements (``tf.TensorArray.size``).
 
         Parameters
         ----------
@@ -655,7 +671,7 @@ class TensorArray:
             return np.int32(self._size)
         return raw_ops.TensorArraySizeV3(handle=self._handle, flow_in=self._flow)
 
-    def close(self, name=None):
+    def close(self, name: str | None = None) -> None:
         """Close the array and free its storage (``tf.TensorArray.close``).
 
         Parameters
@@ -675,15 +691,16 @@ class TensorArray:
         """
         raw_ops.TensorArrayCloseV3(handle=self._handle)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
+        """Return ``<numba_ta.TensorArray '<name>' dtype=... element_shape=... flow=...>``."""
         return (
             f"<numba_ta.TensorArray {self._handle.name!r} dtype={self._dtype} "
             f"element_shape={self._element_shape[0]} flow={float(self._flow)}>"
         )
 
     # ------------------------------------------------------------------ pickling and copying
-    def __getstate__(self):
-        """The object's state for pickle and ``copy.deepcopy``: the array goes by value.
+    def __getstate__(self) -> dict[str, Any]:
+        """Return the object's state for pickle and ``copy.deepcopy``: the array goes by value.
 
         Returns
         -------
@@ -704,7 +721,7 @@ class TensorArray:
             "element_shape": self._element_shape,
         }
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: dict[str, Any]) -> None:
         """Restore the object from :meth:`__getstate__`'s dict.
 
         Parameters
@@ -734,6 +751,6 @@ class TensorArray:
         self._flow = np.float32(state["flow"])
         self._size = None if size is None else int(size)
 
-    def __copy__(self):
+    def __copy__(self) -> TensorArray:
         """``copy.copy``: a new object over the SAME array (as :meth:`identity`); shares its element shape."""
         return self._with_flow(self._flow)

@@ -719,7 +719,7 @@ class GradCheckEntry(NamedTuple):
     """
 
     name: str
-    index: tuple
+    index: tuple  # type: ignore[assignment]  # the field shadows tuple.index, as intended
     analytic: float
     numeric: float
     rel_error: float
