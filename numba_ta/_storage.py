@@ -58,9 +58,11 @@ _W, _R, _C, _D = 1, 2, 4, 8  # the same bits as Python ints, for scalar paths
 _WD = _W | _D  # a stored element (Python folds no global names: the fast paths use this)
 _NONE, _DENSE, _RAGGED = 0, 1, 2
 _COPY_VIEW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-# A dense buffer may always be this large; beyond it, at most DENSE_FACTOR times the bytes of
-# the elements stored (see Storage._dense_rows).
-DENSE_SLACK_BYTES = 4 << 20
+# A dense buffer may always be this large (allocated with np.empty: rows never written are never
+# touched, so they take address space, not memory); beyond it, at most DENSE_FACTOR times the bytes
+# of the elements stored (see Storage._dense_rows).  64 MiB keeps the arrays of the usual sizes
+# dense from their first write, with no growth copies.
+DENSE_SLACK_BYTES = 64 << 20
 DENSE_FACTOR = 2
 
 

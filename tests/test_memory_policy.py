@@ -105,12 +105,13 @@ def test_sparse_scatter_into_a_large_static_array():
     np.testing.assert_array_equal(got, rows)
 
 
-def test_reverse_writes_of_large_elements():
+def test_reverse_writes_of_large_elements(monkeypatch):
     """A backward pass writes from the last index down: memory stays near the bytes written.
 
-    2,000 elements of 16 KiB (31 MiB, more than the dense layout's slack) written in reverse:
-    the first write is at the end of the array, where a dense buffer would need every row.
+    2,000 elements of 16 KiB (31 MiB, more than the dense layout's slack, made 4 MiB here) written
+    in reverse: the first write is at the end of the array, where a dense buffer needs every row.
     """
+    monkeypatch.setattr(_storage, "DENSE_SLACK_BYTES", 4 << 20)
     n, width = 2000, 4096
     values = np.random.default_rng(0).standard_normal((n, width)).astype(np.float32)
 
@@ -125,6 +126,7 @@ def test_reverse_writes_of_large_elements():
     peak = peak_bytes(run, n, values)
     assert peak < 2 * written + SLOT_BUDGET * n + 2**20, (peak, written)
     h = run(n, values)
+    assert h._storage.layout == _storage._RAGGED
     np.testing.assert_array_equal(raw_ops.TensorArrayGatherV3(handle=h, indices=np.arange(n), flow_in=0.0,
                                                               dtype=np.float32), values)  # fmt: skip
 
