@@ -62,7 +62,7 @@ def _warn_no_cache(source):
 
 
 def _kernel(parallel=False):
-    """Decorator of the kernels: ``njit`` with ``_JIT`` (``_PJIT`` when ``parallel``).
+    """Return the kernels' decorator: ``njit`` with ``_JIT`` (``_PJIT`` when ``parallel``).
 
     ``njit(cache=True)`` raises ``RuntimeError: cannot cache function ...: no locator
     available`` at decoration time when Numba can write to none of its cache directories
@@ -154,7 +154,7 @@ def _hold_signals_while_loading(kernel):
 
 
 def _serial_and_parallel(func):
-    """The serial and the parallel kernel compiled from one body, ``(kernel, kernel_par)``.
+    """Compile one body into the serial and the parallel kernel, ``(kernel, kernel_par)``.
 
     ``func`` writes its loop over elements with ``prange``: compiled without ``parallel``
     that is a plain ``range`` (Numba's rule), with it the iterations are shared among Numba's
@@ -444,7 +444,7 @@ def _mark_repeats(keys, seen, out):
 
 @_kernel()
 def _check_reads(idx, state, shape_id, n, is_grad, clear, zsid, keys, seen, sids):
-    """The per-element checks of TF's ``ReadMany``, in order; fills ``sids``.
+    """Run the per-element checks of TF's ``ReadMany``, in order; fill ``sids``.
 
     Parameters
     ----------
@@ -497,7 +497,7 @@ def _check_reads(idx, state, shape_id, n, is_grad, clear, zsid, keys, seen, sids
 
 @_kernel()
 def _store_reads(idx, state, shape_id, new_state, sids):
-    """Commit of a ``ReadMany`` planned by :func:`_plan_reads`: one pass of stores.
+    """Commit a ``ReadMany`` planned by :func:`_plan_reads`: one pass of stores.
 
     Parameters
     ----------
@@ -522,7 +522,7 @@ def _store_reads(idx, state, shape_id, new_state, sids):
 
 @_kernel()
 def _check_writes(idx, state, shape_id, n, is_grad, sids, items, numeric, keys, seen, add, fresh, dup):
-    """The per-element checks of TF's ``WriteOrAggregateMany``, in order (scatter, split).
+    """Run the per-element checks of TF's ``WriteOrAggregateMany``, in order (scatter, split).
 
     Parameters
     ----------
@@ -588,7 +588,7 @@ def _check_writes(idx, state, shape_id, n, is_grad, sids, items, numeric, keys, 
 
 @_kernel()
 def _plan_reads(idx, state, offsets, sids, items, clear, data_size, src, new_state):
-    """Where TF's ``ReadMany`` copies from, and each element's state after it; writes no metadata.
+    """Plan where TF's ``ReadMany`` copies from, and each element's state after it; write no metadata.
 
     Parameters
     ----------

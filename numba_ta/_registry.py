@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .errors import InvalidArgumentError
+from . import _messages
 
 if TYPE_CHECKING:
     from ._storage import Storage
@@ -124,13 +124,11 @@ def storage_of(handle: object, op: str) -> Storage:
     inner = getattr(handle, "handle", None)  # a numba_ta.TensorArray passed where its handle belongs
     if isinstance(inner, TensorArrayHandle):
         return inner._storage
-    msg = (
-        f"{op}: `handle` must be a TensorArray handle returned by TensorArrayV3 or a gradient op, "
-        f"but got {handle!r} of type {type(handle).__name__}"
-    )
+    fields = {"op_name": op, "handle": handle, "type_name": type(handle).__name__}
     if handle is None or isinstance(handle, np.ndarray):
-        raise InvalidArgumentError(msg, op)  # a ValueError, as TF's conversion of these to a resource
-    raise TypeError(msg)
+        # a ValueError, as TF's conversion of these to a resource
+        raise _messages.error("NT-handle", op=op, **fields)
+    raise _messages.python_error("NT-handle-type", **fields)
 
 
 def _rename(storage: Storage, name: str) -> None:

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
 import numpy as np
 
+from . import _messages
 from ._dtypes import unsupported
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, OpError
 
 if TYPE_CHECKING:
     from typing import TypeAlias, TypeGuard
@@ -36,10 +37,10 @@ def _is_py_int(d: object) -> bool:
     return isinstance(d, int) and not isinstance(d, bool)
 
 
-def _below_minus_one(dims: Iterable[int | None]) -> InvalidArgumentError:
+def _below_minus_one(dims: Iterable[int | None]) -> OpError:
     """TF's ``PartialTensorShape`` error for a dimension below -1 (-1 and None are unknown)."""
     shown = ",".join("?" if d is None or d == -1 else str(d) for d in dims)
-    return InvalidArgumentError(f"Shape [{shown}] has dimensions with values below -1 (where -1 means unknown)")
+    return _messages.error("NT-below-minus-one", dims=shown)
 
 
 def as_partial(shape: Any, argname: str = "element_shape", attr: bool = False) -> Partial:
@@ -100,7 +101,7 @@ def as_partial(shape: Any, argname: str = "element_shape", attr: bool = False) -
         if d < 0:
             raise ValueError(f"Error converting {argname} to a TensorShape: Dimension {d} must be >= 0.")
         if d > _INT64_MAX:
-            raise ValueError(f"Error converting {argname} to a TensorShape: Dimension {d} does not fit an int64.")
+            raise _messages.python_error("NT-convert-dim-int64", argname=argname, dim=d)
         out.append(d)
     check_num_elements(out, argname)
     return tuple(out)
@@ -112,10 +113,7 @@ _INT64_MAX = 2**63 - 1
 def check_num_elements(dims: Sequence[int | None], argname: str = "element_shape") -> None:
     """TF's limit on a shape: the product of its known dimensions fits an int64 (``ValueError``)."""
     if math.prod(d for d in dims if d is not None) > _INT64_MAX:
-        raise ValueError(
-            f"Error converting {argname} to a TensorShape: Shape {partial_str(tuple(dims))} would have more than "
-            "2**63 - 1 elements"
-        )
+        raise _messages.python_error("NT-convert-shape-int64", argname=argname, shape=partial_str(tuple(dims)))
 
 
 def as_shape_tensor(value: Any, argname: str = "shape_to_prepend") -> Any:
@@ -163,13 +161,11 @@ def merge(a: Partial, b: Partial) -> Partial:
     if b is None:
         return a
     if len(a) != len(b):
-        raise InvalidArgumentError(f"PartialTensorShape: Incompatible ranks during merge: {len(a)} vs. {len(b)}")
+        raise _messages.error("NT-merge-rank", rank=len(a), other_rank=len(b))
     out: list[int | None] = []
     for x, y in zip(a, b, strict=True):
         if x is not None and y is not None and x != y:
-            raise InvalidArgumentError(
-                f"PartialTensorShape: Incompatible shapes during merge: {partial_str(a)} vs. {partial_str(b)}"
-            )
+            raise _messages.error("NT-merge-shape", shape=partial_str(a), other_shape=partial_str(b))
         out.append(x if x is not None else y)
     return tuple(out)
 

@@ -44,10 +44,10 @@ import threading
 
 import numpy as np
 
-from . import _config, _kernels
+from . import _config, _kernels, _messages
 from ._dtypes import is_numeric, tf_name
 from ._shapes import is_compatible, is_fully_defined, merge, partial_str, shape_str
-from .errors import InternalError, InvalidArgumentError, ResourceExhaustedError, UnimplementedError
+from .errors import InvalidArgumentError, ResourceExhaustedError
 
 WRITTEN = np.uint8(1)
 READ = np.uint8(2)
@@ -67,26 +67,24 @@ DENSE_FACTOR = 2
 
 
 def _copy_view(a):
-    """A view of ``a`` that copy kernels compile once per item size for."""
+    """Return a view of ``a`` that the copy kernels compile once per item size for."""
     u = _COPY_VIEW.get(a.dtype.itemsize)
     return a if u is None else a.view(u)
 
 
 def _first(mask):
-    """Index of the first True in ``mask``, or ``len(mask)``."""
+    """Return the index of the first True in ``mask``, or ``len(mask)``."""
     pos = int(np.argmax(mask)) if mask.size else 0
     return pos if mask.size and mask[pos] else mask.size
 
 
 def _err_concat_scalar(i):
-    """TF's error C2: element ``i`` of a concat is a scalar."""
-    return InvalidArgumentError(
-        f"Concat saw a scalar shape at index {i} but requires at least vectors.  Did you mean to call pack?"
-    )
+    """Build TF's error C2: element ``i`` of a concat is a scalar."""
+    return _messages.error("C2", index=i)
 
 
 def _repeat_keys(idx):
-    """``(keys, table)`` for finding repeated indices in one pass: equal indices get equal keys.
+    """Return ``(keys, table)`` for finding repeated indices in one pass: equal indices get equal keys.
 
     The keys are ``idx - idx.min()`` when the indices span a small range, else their rank
     among the distinct indices (a sort), so the zeroed table is never larger than ~4x ``idx``.
@@ -102,7 +100,7 @@ def _repeat_keys(idx):
 
 
 def _not_first_occurrence(idx):
-    """Boolean mask of positions whose value appeared at an earlier position."""
+    """Return the boolean mask of positions whose value appeared at an earlier position."""
     mask = np.empty(idx.size, dtype=bool)
     if idx.size:
         _kernels._mark_repeats(*_repeat_keys(idx), mask)
@@ -118,7 +116,7 @@ def _exclusive_cumsum(a):
 
 
 def _run_start(offsets, width):
-    """Start of ``offsets`` when they are one ascending contiguous run of ``width``-item rows, else -1.
+    """Return the start of ``offsets`` when they are one ascending contiguous run of ``width``-item rows, else -1.
 
     Such a copy is a single block: numpy's copy (memcpy, with non-temporal stores for large
     blocks) beats the row kernels there; everything else goes through the kernels.
@@ -133,7 +131,7 @@ def _run_start(offsets, width):
 
 
 def _segments_start(offsets, sizes):
-    """Start of ``offsets`` when the segments (``sizes`` items each) follow one another, else -1."""
+    """Return the start of ``offsets`` when the segments (``sizes`` items each) follow one another, else -1."""
     first = int(offsets[0])
     if first < 0 or (offsets.size > 1 and not np.array_equal(offsets[1:], offsets[:-1] + sizes[:-1])):
         return -1
@@ -144,7 +142,7 @@ _INT64_MAX = 2**63 - 1
 
 
 def _checked_total(sizes):
-    """The exact sum of the non-negative int64 ``sizes`` as a Python int (no int64 wrap-around)."""
+    """Return the exact sum of the non-negative int64 ``sizes`` as a Python int (no int64 wrap-around)."""
     if not sizes.size:
         return 0
     if int(sizes.max()) <= _INT64_MAX // sizes.size:
@@ -153,24 +151,24 @@ def _checked_total(sizes):
 
 
 def _new_table(shapes):
-    """An interned-shape table ``(shapes, index, items, items_array)`` holding ``shapes`` (a list)."""
+    """Return an interned-shape table ``(shapes, index, items, items_array)`` holding ``shapes`` (a list)."""
     items = [math.prod(s) for s in shapes]
     return shapes, {s: k for k, s in enumerate(shapes)}, items, np.array(items, dtype=np.int64)
 
 
 def _extend_table(tab, new):
-    """``tab`` plus the shapes ``new`` (not in it), as a new table; ``tab`` is left as it is.
+    """Return ``tab`` plus the shapes ``new`` (not in it) as a new table; ``tab`` is left as it is.
 
     Raises InvalidArgumentError when a shape has more than 2**63 - 1 items (TF aborts there).
     """
     for s in new:
         if math.prod(s) > _INT64_MAX:
-            raise InvalidArgumentError(f"Shape {shape_str(s)} would have more than 2**63 - 1 elements")
+            raise _messages.error("NT-shape-int64", shape=shape_str(s))
     return _new_table(tab[0] + list(new))
 
 
 def _dense_choice(cap, top, have, stored, row_bytes):
-    """Rows for a dense buffer now covering ``have`` rows, once slots below ``top`` need theirs.
+    """Return the rows for a dense buffer now covering ``have`` rows, once slots below ``top`` need theirs.
 
     ``cap`` rows when that is within the budget (the larger of :data:`DENSE_SLACK_BYTES`
     and :data:`DENSE_FACTOR` times the ``stored`` elements' bytes), else twice ``have``, else
@@ -188,16 +186,13 @@ def _parallel(items):
 
 
 def _oom(shape, dtype):
-    """TF's allocator error for a tensor (or buffer) of ``shape`` that cannot be allocated."""
+    """Build TF's allocator error for a tensor (or buffer) of ``shape`` that cannot be allocated."""
     shape = (shape,) if isinstance(shape, int) else shape
-    return ResourceExhaustedError(
-        f"OOM when allocating tensor with shape{shape_str(shape)} and type {tf_name(dtype)} on "
-        "/job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu"
-    )
+    return _messages.error("NT-oom", shape=shape_str(shape), dtype=tf_name(dtype))
 
 
 def _new(shape, dtype, zeros=False):
-    """``np.empty``/``np.zeros`` raising :func:`_oom` (not a raw MemoryError or ValueError) when too big."""
+    """Call ``np.empty``/``np.zeros``, raising :func:`_oom` (not a raw MemoryError or ValueError) when too big."""
     try:
         return (np.zeros if zeros else np.empty)(shape, dtype=dtype)
     except (MemoryError, ValueError):  # ValueError: "array is too big" / more items than an intp holds
@@ -205,7 +200,7 @@ def _new(shape, dtype, zeros=False):
 
 
 def _meta_buffers(cap):
-    """Per-element metadata: numpy arrays (bulk access) and memoryviews of them (fast scalar access).
+    """Allocate the per-element metadata: numpy arrays (bulk access) and memoryviews of them (fast scalar access).
 
     ``np.zeros`` takes zeroed pages from the OS lazily, so metadata for a large
     size costs no memory until its slots are used.
@@ -266,7 +261,7 @@ class Storage:
         return self._tab[0]
 
     def _es_commit(self, es):
-        """``(element_shape, fast_shape)`` to store at a commit that sets the element shape to ``es``.
+        """Return ``(element_shape, fast_shape)`` to store at a commit that sets the element shape to ``es``.
 
         The fast paths assume their shape passes the element-shape check, so a change of
         the element shape switches them off until the next successful write re-arms them.
@@ -284,7 +279,7 @@ class Storage:
             self._fast_shape, self._fast_sid, self._fast_rows, self._fast_n = shape, sid, None, n
 
     def _rows(self):
-        """The dense buffer as ``(rows, *_fast_shape)``: every row it covers below the capacity."""
+        """Return the dense buffer as ``(rows, *_fast_shape)``: every row it covers below the capacity."""
         rows = self._fast_rows
         if rows is None:
             n = min(self.cap, self.data.size // self.width)
@@ -292,7 +287,7 @@ class Storage:
         return rows
 
     def _dense_rows(self, w, top, n_new):
-        """Rows of ``w`` items the dense buffer should cover so that slots below ``top`` have rows.
+        """Return the rows of ``w`` items the dense buffer should cover so that slots below ``top`` have rows.
 
         0 means: do not lay these out dense (the array turns, or starts, ragged).
         ``n_new`` elements are about to get rows.  The buffer may cover all ``cap`` rows, or
@@ -312,7 +307,7 @@ class Storage:
         return _dense_choice(self.cap, top, have, stored, w * self.dtype.itemsize)
 
     def _plan_shapes(self, shapes):
-        """Shape ids of ``shapes`` (full shapes, tuples) without interning any.
+        """Return the shape ids of ``shapes`` (full shapes, tuples) without interning any.
 
         Returns ``(sids, tab)``: a shape already interned keeps its id, a new one gets
         the id it will have once ``tab`` -- the table to store at the op's commit --
@@ -332,7 +327,7 @@ class Storage:
         return sids, (_extend_table(tab, new) if new else tab)
 
     def _plan_shape(self, shape):
-        """``(sid, tab)`` for one shape, as :meth:`_plan_shapes`."""
+        """Return ``(sid, tab)`` for one shape, as :meth:`_plan_shapes`."""
         sid = self._tab[1].get(shape)
         if sid is not None:
             return sid, self._tab
@@ -340,9 +335,9 @@ class Storage:
         return sids[0], tab
 
     def _check_open(self):
-        """T1 when the array is closed."""
+        """Raise T1 when the array is closed."""
         if self.closed:
-            raise InvalidArgumentError(f"TensorArray {self.name} has already been closed.")
+            raise _messages.error("T1", name=self.name)
 
     def _reserve(self, n):
         """Make room for ``n`` elements in the metadata; grows geometrically.
@@ -382,7 +377,7 @@ class Storage:
         self.data, self._fast_rows = new, None  # the old buffer stays intact for any view of it
 
     def _alloc(self, slots, items):
-        """Room for ``items[k]`` items for each slot in ``slots`` (unique); returns their offsets.
+        """Allocate room for ``items[k]`` items for each slot in ``slots`` (unique); return their offsets.
 
         Stores no offset (the op's commit does): it only allocates, choosing the layout
         on the first call and turning a dense array ragged when a size differs from its
@@ -421,83 +416,55 @@ class Storage:
         return offsets
 
     # ------------------------------------------------------------------ errors
+    # (the texts live in _messages, by code; these build the errors the checks below raise)
     def _err_corrupt(self, index):
-        return InternalError(
-            f"TensorArray {self.name}: element {index} points outside the array's storage (a numba_ta bug)."
-        )
+        return _messages.error("NT-corrupt", name=self.name, index=index)
 
     def _err_write_oob(self, index, size):
-        return InvalidArgumentError(
-            f"TensorArray {self.name}: Tried to write to index {index} but array is not resizeable and size is: {size}"
-        )
+        return _messages.error("T2", name=self.name, index=index, size=size)
 
     def _err_shape(self, index, shape, es):
-        return InvalidArgumentError(
-            f"TensorArray {self.name}: Could not write to TensorArray index {index} because the value shape is "
-            f"{shape_str(shape)} which is incompatible with the TensorArray's inferred element shape: "
-            f"{partial_str(es)} (consider setting infer_shape=False)."
-        )
+        return _messages.error("T4", name=self.name, index=index, shape=shape_str(shape), element_shape=partial_str(es))
 
     def _err_written_read(self, index):
-        return InvalidArgumentError(
-            f"TensorArray {self.name}: Could not write to TensorArray index {index} because it has already been read."
-        )
+        return _messages.error("T5", name=self.name, index=index)
 
     def _err_written_twice(self, index):
-        return InvalidArgumentError(
-            f"TensorArray {self.name}: Could not write to TensorArray index {index} because it has already "
-            "been written to."
-        )
+        return _messages.error("T6", name=self.name, index=index)
 
     def _err_aggregate_shape(self, index, old, new):
-        return InvalidArgumentError(
-            f"TensorArray {self.name}: Could not aggregate to TensorArray index {index} because the existing shape "
-            f"is {shape_str(old)} but the new input shape is {shape_str(new)}."
-        )
+        return _messages.error("T7", name=self.name, index=index, old_shape=shape_str(old), shape=shape_str(new))
 
     def _err_add_type(self):
-        return InvalidArgumentError(f"tensor_array::AddToTensor type not supported: {tf_name(self.dtype)}")
+        return _messages.error("T8", dtype=tf_name(self.dtype))
 
     def _err_read_oob(self, index, size):
-        return InvalidArgumentError(f"Tried to read from index {index} but array size is: {size}")
+        return _messages.error("T9", index=index, size=size)
 
     def _err_read_undefined(self, index, es):
-        return InvalidArgumentError(
-            f"TensorArray {self.name}: Could not read from TensorArray index {index}.  Furthermore, the element "
-            f"shape is not fully defined: {partial_str(es)}.  It is possible you are working with a resizeable "
-            "TensorArray and stop_gradients is not allowing the gradients to be written.  If you set the full "
-            "element_shape property on the forward TensorArray, the proper all-zeros tensor will be returned "
-            "instead of incurring this error."
-        )
+        return _messages.error("T10", name=self.name, index=index, element_shape=partial_str(es))
 
     def _err_cleared(self, index):
-        return InvalidArgumentError(
-            f"TensorArray {self.name}: Could not read index {index} twice because it was cleared after a previous "
-            "read (perhaps try setting clear_after_read = false?)."
-        )
+        return _messages.error("T11", name=self.name, index=index)
 
     def check_dtype_write(self, value_dtype):
-        """K7: the written value's dtype must be the array's."""
+        """Raise K7 unless the written value's dtype is the array's."""
         if value_dtype != self.dtype:
-            raise InvalidArgumentError(
-                f"TensorArray dtype is {tf_name(self.dtype)} but Op is trying to write dtype {tf_name(value_dtype)}."
-            )
+            raise _messages.error("K7", array_dtype=tf_name(self.dtype), dtype=tf_name(value_dtype))
 
     def check_dtype_read(self, dtype):
-        """K8: the requested dtype must be the array's."""
+        """Raise K8 unless the requested dtype is the array's."""
         if dtype != self.dtype:
-            raise InvalidArgumentError(
-                f"TensorArray dtype is {tf_name(self.dtype)} but Op requested dtype {tf_name(dtype)}."
-            )
+            raise _messages.error("K8", array_dtype=tf_name(self.dtype), dtype=tf_name(dtype))
 
     # ------------------------------------------------------------------ size / close
     def checked_size(self):
-        """``Size()``: the number of elements; T1 when closed."""
+        """Return ``Size()``, the number of elements; raise T1 when closed."""
         self._check_open()
         return self.size
 
     def close(self):
-        """``ClearAndMarkClosed``: drop all element data and mark closed; never fails."""
+        """Drop all element data and mark the array closed (``ClearAndMarkClosed``); never fails."""
         meta = _meta_buffers(0)
         # the commit: one statement, its targets on one line (a statement split over lines has a line
         # event between them, where a tracing function could stop it halfway); TF deletes the grads too
@@ -506,7 +473,7 @@ class Storage:
 
     # ------------------------------------------------------------------ write
     def write(self, index, value, cell=None, cell_value=None):
-        """``LockedWriteOrAggregate`` for one element (after the op-level K7 check).
+        """Write one element: TF's ``LockedWriteOrAggregate`` (after the op-level K7 check).
 
         ``cell[0] = cell_value`` is done in the op's commit when ``cell`` (a one-item list) is
         given: the class's element shape changes with the array, all or nothing.
@@ -579,7 +546,7 @@ class Storage:
 
     # ------------------------------------------------------------------ read
     def read(self, index):
-        """``LockedRead`` for one element; returns a fresh ndarray."""
+        """Read one element: TF's ``LockedRead``; return a fresh ndarray."""
         if self.closed:
             self._check_open()
         n = self.size
@@ -622,7 +589,7 @@ class Storage:
 
     # ------------------------------------------------------------------ many reads
     def _validate_reads(self, idx, es):
-        """``ReadMany`` checks in sequence order (one kernel pass); interns nothing.
+        """Run the ``ReadMany`` checks in sequence order (one kernel pass); intern nothing.
 
         Raises the error TF raises first (T1, T9, T10, T11).  ``idx`` is an intp vector.
         Returns ``(sids, tab, zsid)``: per-position shape ids, the shape table they refer to
@@ -650,7 +617,7 @@ class Storage:
         return sids, tab, zsid
 
     def _plan_reads(self, idx, sids, tab):
-        """Where ``ReadMany`` copies from, and the element states after it; changes nothing.
+        """Plan where ``ReadMany`` copies from, and the element states after it; change nothing.
 
         Returns ``(src, start, new_state, top)``: per-position source offsets (-1 = zeros),
         the offset of the one contiguous block they form (or -1), each element's state
@@ -671,7 +638,7 @@ class Storage:
         return src, start, new_state, top
 
     def _commit_reads(self, idx, sids, new_state, top, zsid, tab, es):
-        """The state changes of ``ReadMany`` (and the element shape ``es``): one commit."""
+        """Commit the state changes of ``ReadMany`` (and the element shape ``es``) in one statement."""
         n = self.size
         if top <= n and tab is self._tab and es == self._es:  # only metadata arrays change: one kernel call
             _kernels._store_reads(idx, self.state, self.shape_id, new_state, sids)
@@ -694,7 +661,7 @@ class Storage:
         return inside.size < idx.size or bool(((self.state[inside] & WRITTEN) == 0).any())
 
     def _new_result(self, shape, idx, es):
-        """The result buffer of a gather or concat, allocated before the op changes anything.
+        """Allocate the result buffer of a gather or concat, before the op changes anything.
 
         When it does not fit and an element is unwritten, the error names the
         element's shape: TF materialises each unwritten element's zeros first,
@@ -721,20 +688,17 @@ class Storage:
         return out
 
     def gather(self, idx, attr_shape, view=False):
-        """``TensorArrayGatherV3`` after lookup and K8; ``idx`` is an integer ndarray.
+        """Run ``TensorArrayGatherV3`` after lookup and K8; ``idx`` is an integer ndarray.
 
         With ``view``, return a read-only view of the storage instead of a copy
         when ``idx`` is ``0..n-1`` on the dense layout (see :meth:`_stack_view`).
         """
         es = merge(self._es, attr_shape)
         if idx.ndim != 1:
-            raise InvalidArgumentError(f"Expected indices to be a vector, but received shape: {shape_str(idx.shape)}")
+            raise _messages.error("G2", shape=shape_str(idx.shape))
         if idx.size == 0:
             if not is_fully_defined(attr_shape):
-                raise UnimplementedError(
-                    f"TensorArray has size zero, but element shape {partial_str(attr_shape)} is not fully defined. "
-                    "Currently only static shapes are supported when packing zero-size TensorArrays."
-                )
+                raise _messages.error("G3", element_shape=partial_str(attr_shape))
             out = np.zeros((0,) + tuple(attr_shape), dtype=self.dtype)
             self._es, self._fast_shape = self._es_commit(es)
             return out
@@ -742,17 +706,11 @@ class Storage:
         sids, tab, zsid = self._validate_reads(idx, es)
         shape0 = tab[0][sids[0]]
         if not is_compatible(attr_shape, shape0):
-            raise InvalidArgumentError(
-                f"TensorArray was passed element_shape {partial_str(attr_shape)} which does not match the Tensor "
-                f"at index 0: {shape_str(shape0)}"
-            )
+            raise _messages.error("G4", element_shape=partial_str(attr_shape), shape=shape_str(shape0))
         # TF returns early for an empty result, before comparing the other elements' shapes
         k = _first(sids != sids[0]) if tab[2][sids[0]] else idx.size
         if k < idx.size:
-            raise InvalidArgumentError(
-                f"TensorArray has inconsistent shapes.  Index 0 has shape: {shape_str(shape0)} but index {k} has "
-                f"shape: {shape_str(tab[0][sids[k]])}"
-            )
+            raise _messages.error("G5", shape0=shape_str(shape0), position=k, shape=shape_str(tab[0][sids[k]]))
         view = view and self._can_view(idx, shape0)
         out = None if view else self._new_result((idx.size,) + tuple(shape0), idx, es)
         src, start, new_state, top = self._plan_reads(idx, sids, tab)
@@ -762,14 +720,14 @@ class Storage:
         return out
 
     def _can_view(self, idx, shape):
-        """Whether elements ``idx`` of ``shape`` can be returned by :meth:`_stack_view`."""
+        """Return whether elements ``idx`` of ``shape`` can be returned by :meth:`_stack_view`."""
         n, w = idx.size, self.width
         if self.layout != _DENSE or self.data is None or not w or math.prod(shape) != w or self.data.size < n * w:
             return False
         return idx[0] == 0 and idx[-1] == n - 1 and np.array_equal(idx, np.arange(n))
 
     def _stack_view(self, idx, src, shape):
-        """Elements ``0..n-1`` (:meth:`_can_view`) as a read-only view of the dense buffer.
+        """Return elements ``0..n-1`` (:meth:`_can_view`) as a read-only view of the dense buffer.
 
         Safe because every element in it is being read: TF's rules forbid any later
         write to a read element (T5), dense elements never move, and growth or close
@@ -785,23 +743,17 @@ class Storage:
         return ro.reshape((n,) + tuple(shape))
 
     def concat(self, except0):
-        """``TensorArrayConcatV3`` after lookup and K8; returns ``(value, lengths)``."""
+        """Run ``TensorArrayConcatV3`` after lookup and K8; return ``(value, lengths)``."""
         self._check_open()
         if self.is_grad:
             n = self.marked_size
             if n < 0:
-                raise InvalidArgumentError(
-                    f"TensorArray {self.name}: cannot concat a gradient TensorArray whose forward TensorArray was "
-                    "never split (its marked size is unknown; TensorFlow crashes here)."
-                )
+                raise _messages.error("NT-concat-unsplit", name=self.name)
         else:
             n = self.size
         if n == 0:
             if not is_fully_defined(except0):
-                raise UnimplementedError(
-                    f"TensorArray has size zero, but element_shape_except0 {partial_str(except0)} is not fully "
-                    "defined. Currently only static shapes are supported when concatenating zero-size TensorArrays."
-                )
+                raise _messages.error("C1", element_shape=partial_str(except0))
             return np.zeros((0,) + tuple(except0), dtype=self.dtype), np.zeros(0, dtype=np.int64)
         idx = np.arange(n, dtype=np.intp)
         sids, tab, zsid = self._validate_reads(idx, self._es)
@@ -814,20 +766,13 @@ class Storage:
         if scalar[0]:
             raise _err_concat_scalar(0)
         if not is_compatible(except0, shape0[1:]):
-            raise InvalidArgumentError(
-                f"TensorArray was passed element_shape_except0 {partial_str(except0)} but index 0 has (excepting "
-                f"dimension 0) shape: {shape_str(shape0[1:])} which does not match."
-            )
+            raise _messages.error("C3", element_shape=partial_str(except0), shape=shape_str(shape0[1:]))
         tail_ok = np.array([s[1:] == shape0[1:] for s in shapes])[inverse]
         k = _first(scalar | ~tail_ok)
         if k < n:
             if scalar[k]:
                 raise _err_concat_scalar(k)
-            raise InvalidArgumentError(
-                f"TensorArray has inconsistent shapes.  Index 0 has (excepting dimension 0) shape: "
-                f"{shape_str(shape0[1:])} but index {k} has (excepting dimension 0) shape: "
-                f"{shape_str(tab[0][sids[k]][1:])}"
-            )
+            raise _messages.error("C4", shape0=shape_str(shape0[1:]), index=k, shape=shape_str(tab[0][sids[k]][1:]))
         lengths = np.array([s[0] for s in shapes], dtype=np.int64)[inverse]
         tail = shape0[1:]
         out = self._new_result((_checked_total(lengths),) + tuple(tail), idx, self._es)
@@ -848,7 +793,7 @@ class Storage:
 
     # ------------------------------------------------------------------ many writes
     def _check_slots(self, idx, sids, items, shape_at):
-        """Per-position T5/T6/T7/T8 checks for writes of shape ids ``sids`` to slots ``idx`` (all ``>= 0``).
+        """Run the per-position T5/T6/T7/T8 checks for writes of shape ids ``sids`` to slots ``idx`` (all ``>= 0``).
 
         ``items`` is the items array of the shape table ``sids`` refer to.  Returns
         ``(error_position, make_error, add, fresh, dup)``: ``make_error`` is None when
@@ -877,9 +822,9 @@ class Storage:
         return pos, self._err_add_type, None, None, None
 
     def _check_dst(self, dst, sizes):
-        """Every destination run ``dst[k] : dst[k] + sizes[k]`` lies inside the data buffer."""
+        """Check that every destination run ``dst[k] : dst[k] + sizes[k]`` lies inside the data buffer."""
         if dst.size and (int(dst.min()) < 0 or int((dst + sizes).max()) > self.data.size):
-            raise InternalError(f"TensorArray {self.name}: a write would land outside the array's storage.")
+            raise _messages.error("NT-corrupt-write", name=self.name)
 
     def _put_rows(self, dst, flat, width):
         """Copy the ``width``-item rows of ``flat`` to the (unused, allocated) offsets ``dst``."""
@@ -908,7 +853,7 @@ class Storage:
         kern(_copy_view(self.data), dst, _copy_view(flat), srco, sizes)
 
     def _stage_sums(self, idx, sizes, flat, srco, add):
-        """Data work of a gradient array's write-many that sums (``add``): nothing is changed.
+        """Do the data work of a gradient array's write-many that sums (``add``); change nothing.
 
         Computes the new value of every element written (in TF's order: the old value,
         then each write at that index in sequence) into room nothing sees yet.  Returns
@@ -965,20 +910,23 @@ class Storage:
         return uidx, uoff, None
 
     def scatter(self, idx, value, cell=None, cell_value=None):
-        """``TensorArrayScatterV3`` after lookup, K7 and S2; ``idx`` integer ndarray; ``cell`` as for :meth:`write`."""
+        """Run ``TensorArrayScatterV3`` after lookup, K7 and S2.
+
+        ``idx`` is an integer ndarray; ``cell`` as for :meth:`write`.
+        """
         if cell is None:
             cell, cell_value = [None], None
         self._check_open()
         if idx.ndim != 1:
-            raise InvalidArgumentError(f"Expected indices to be a vector, but received shape: {shape_str(idx.shape)}")
+            raise _messages.error("G2", shape=shape_str(idx.shape))
         m = idx.size
         if m != value.shape[0]:
-            raise InvalidArgumentError(f"Expected len(indices) == values.shape[0], but saw: {m} vs. {value.shape[0]}")
+            raise _messages.error("S3", n_indices=m, n_values=value.shape[0])
         n = self.size
         max_index = int(idx.max()) if m else -1
         size2 = max(n, max_index + 1) if self.dynamic_size else n
         if max_index >= size2:
-            raise InvalidArgumentError(f"Max scatter index must be < array size ({max_index} vs. {size2})")
+            raise _messages.error("S4", max_index=max_index, size=size2)
         if m == 0:
             cell[0] = cell_value
             return
@@ -1024,7 +972,7 @@ class Storage:
         self._note_fast(row_shape, sid)  # later one-element writes and reads of this shape: the fast paths
 
     def _commit_sums(self, uidx, uoff, store, idx, sids, tab, es, cell, cell_value):
-        """The commit of :meth:`_stage_sums`'s values (and the element shape ``es``): one statement of stores."""
+        """Commit :meth:`_stage_sums`'s values (and the element shape ``es``) in one statement of stores."""
         es2, fast2 = self._es_commit(es)
         s = self
         if store is not None:
@@ -1040,33 +988,32 @@ class Storage:
         self.gradients_disallowed = True
 
     def split(self, value, lengths, check_dtype, cell=None, cell_value=None):
-        """``TensorArraySplitV3`` after P1-P4 (T1, negative lengths, P5, K7, writes); ``cell`` as for :meth:`write`."""
+        """Run ``TensorArraySplitV3`` after P1-P4: T1, negative lengths, P5, K7, the writes.
+
+        ``cell`` as for :meth:`write`.
+        """
         if cell is None:
             cell, cell_value = [None], None
         self._check_open()
         if lengths.size and lengths.min() < 0:
             k = _first(lengths < 0)
-            raise InvalidArgumentError(
-                f"TensorArray {self.name}: split lengths must be >= 0, but lengths[{k}] is {int(lengths[k])} "
-                "(TensorFlow aborts here)."
-            )
+            raise _messages.error("NT-split-negative", name=self.name, position=k, length=int(lengths[k]))
         n_new = lengths.size
         size = self.size
         size2 = n_new if (self.dynamic_size and size < n_new) else size
         if size2 != n_new:
-            raise InvalidArgumentError(
-                f"TensorArray's size is not equal to the size of lengths ({size} vs. {n_new}), and the TensorArray "
-                "is not marked as dynamically resizeable"
-            )
+            raise _messages.error("P5", size=size, n_lengths=n_new)
         check_dtype(value.dtype)
         tail = tuple(value.shape[1:])
         row = math.prod(tail)
         if n_new and row and int(lengths.max()) > _INT64_MAX // row:
             k = int(np.argmax(lengths))
-            raise InvalidArgumentError(
-                f"TensorArray {self.name}: split lengths[{k}] is {int(lengths[k])}: an element of shape "
-                f"{shape_str((int(lengths[k]),) + tail)} would have more than 2**63 - 1 elements (TensorFlow aborts "
-                "here)."
+            raise _messages.error(
+                "NT-split-int64",
+                name=self.name,
+                position=k,
+                length=int(lengths[k]),
+                shape=shape_str((int(lengths[k]),) + tail),
             )
         es = self._es
         idx = np.arange(n_new, dtype=np.intp)
@@ -1128,7 +1075,7 @@ class Storage:
 
     # ------------------------------------------------------------------ gradients
     def copy_shapes_from(self, fwd, prepend):
-        """``CopyShapesFrom``: every forward-written slot becomes a soft zero of ``prepend + shape``.
+        """Make every forward-written slot a soft zero of ``prepend + shape`` (``CopyShapesFrom``).
 
         Called on a new gradient array before anything can see it.  Raises InvalidArgumentError
         (before changing anything) when a prepended shape has more than 2**63 - 1 items.
@@ -1142,7 +1089,7 @@ class Storage:
         try:
             mapped, tab = self._plan_shapes([tuple(prepend) + fwd.shapes[s] for s in usids])
         except InvalidArgumentError as e:  # TF aborts here
-            raise InvalidArgumentError(f"shape_to_prepend {shape_str(prepend)}: {e.message}") from None
+            raise _messages.error("NT-prepend-int64", prepend=shape_str(prepend), message=e.message) from None
         ids = np.array(mapped, dtype=np.int32)[inverse.reshape(-1)]
         self.state[:n][written], self.shape_id[:n][written], self._tab = WRITTEN, ids, tab
 
@@ -1157,7 +1104,7 @@ class Storage:
     #   DATA, in index order, each C-ordered, prod(shape) items: nothing else of the buffer);
     #   grads (dict source -> Storage, the forward array's gradient arrays).
     def __getstate__(self):
-        """The array's state as format 1 above: only the bytes of elements that hold data.
+        """Return the array's state as format 1 above: only the bytes of elements that hold data.
 
         Taken under the array's lock, so a concurrent op is either in the snapshot or not.
 
@@ -1353,7 +1300,7 @@ class Storage:
             _registry._rename(g, f"{self.name}@{src_name}")
 
     def __copy__(self):
-        """A new independent array with this one's state (and copies of its gradient arrays).
+        """Return a new independent array with this one's state (and copies of its gradient arrays).
 
         Two ``Storage`` objects never share buffers: a shallow copy would corrupt both.
         """

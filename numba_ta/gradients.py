@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import numpy as np
 
-from . import raw_ops
+from . import _messages, raw_ops
 from ._registry import storage_of
 
 if TYPE_CHECKING:
@@ -89,12 +89,7 @@ def grad_source(name: str) -> str:
     tokens = name.split("/")
     positions = [i for i, t in enumerate(tokens) if t.startswith("gradients")]
     if not positions:
-        raise ValueError(
-            f"Expected op/tensor name to start with gradients (excluding scope), got: {name}. This means that a "
-            "tf.gradients op with this op in its dependency path has a custom name that does not start with "
-            "'gradients'. Please make sure all calls to tf.gradients that have non-empty `name` arguments use "
-            "names that start with 'gradients'."
-        )
+        raise _messages.python_error("NT-grad-source", name=name)
     return "/".join(tokens[: positions[-1] + 1])
 
 

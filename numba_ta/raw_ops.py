@@ -50,11 +50,11 @@ from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import numpy as np
 
-from . import _registry
+from . import _messages, _registry
 from ._dtypes import as_dtype, to_array, to_index, to_index_array, unsupported
 from ._shapes import as_partial, as_shape_tensor, partial_str, shape_str
 from ._storage import Storage
-from .errors import InvalidArgumentError, OpError
+from .errors import OpError
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -114,7 +114,7 @@ def _flow(flow_in: Any) -> np.float32:
     if a.dtype.kind not in "biuf":
         raise TypeError(f"flow_in must be a float32 scalar, got {flow_in!r} of type {type(flow_in).__name__}")
     if a.ndim != 0:
-        raise InvalidArgumentError(f"flow_in must be a float32 scalar, got {flow_in!r}")
+        raise _messages.error("NT-flow-scalar", flow_in=flow_in)
     return np.float32(a)
 
 
@@ -123,7 +123,7 @@ def _scalar_index(index: Any, argname: str = "index") -> int:
         return index
     i = to_index(index, argname)
     if i is None:
-        raise InvalidArgumentError(f"TensorArray index must be scalar, but had shape: {shape_str(np.shape(index))}")
+        raise _messages.error("K6", shape=shape_str(np.shape(index)))
     return i
 
 
@@ -202,10 +202,10 @@ def TensorArrayV3(  # noqa: N802 - TF's op name
         if hasattr(size, "numpy") and not isinstance(size, np.ndarray):
             size = size.numpy()
         if np.ndim(size) != 0:
-            raise InvalidArgumentError(f"TensorArray size must be scalar, but had shape: {shape_str(np.shape(size))}")
+            raise _messages.error("NT-size-scalar", shape=shape_str(np.shape(size)))
         n = to_index(size, "size")
         if n < 0:
-            raise InvalidArgumentError("Size should be >= 0.")
+            raise _messages.error("NT-size-negative")
         if isinstance(tensor_array_name, bytes):
             # TF takes str or bytes for a string attr, UTF-8 or not
             tensor_array_name = tensor_array_name.decode(errors="backslashreplace")
@@ -537,12 +537,10 @@ def _scatter(
         idx = to_index_array(indices, "indices")
         with st.lock:
             if v.ndim and v.shape[0] >= _INT32_MAX:
-                raise InvalidArgumentError("tensor dim0 too large to unpack")
+                raise _messages.error("NT-dim0-too-large")
             st.check_dtype_write(v.dtype)
             if v.ndim == 0:
-                raise InvalidArgumentError(
-                    f"Input value for unpack must be at least a vector but received shape: {shape_str(v.shape)}"
-                )
+                raise _messages.error("S2", shape=shape_str(v.shape))
             st.scatter(idx, v, cell, cell_value)
         return flow
     except OpError as e:
@@ -695,19 +693,14 @@ def _split(
         lens = to_index_array(lengths, "lengths", dtype=np.int64)
         with st.lock:
             if lens.ndim != 1:
-                raise InvalidArgumentError(f"Expected lengths to be a vector, received shape: {shape_str(lens.shape)}")
+                raise _messages.error("P1", shape=shape_str(lens.shape))
             if lens.size >= _INT32_MAX:
-                raise InvalidArgumentError("Expected lengths to have < max int32 entries")
+                raise _messages.error("P2")
             if v.ndim == 0:
-                raise InvalidArgumentError(
-                    f"Expected value to be at least a vector, but received shape: {shape_str(v.shape)}"
-                )
+                raise _messages.error("P3", shape=shape_str(v.shape))
             total = int(lens.sum())
             if total != v.shape[0]:
-                raise InvalidArgumentError(
-                    "Expected sum of lengths to be equal to values.shape[0], but sum of lengths is "
-                    f"{total} and value's shape is: {shape_str(v.shape)}"
-                )
+                raise _messages.error("P4", total=total, shape=shape_str(v.shape))
             st.split(v, lens.astype(np.int64, copy=False), st.check_dtype_write, cell, cell_value)
         return flow
     except OpError as e:
@@ -828,33 +821,25 @@ def _grad(
     if not isinstance(source, str):
         raise TypeError(f"{op}: `source` must be a str, got {source!r} of type {type(source).__name__}")
     if fwd.is_grad:
-        raise InvalidArgumentError(f"Wrong input container. {_registry.GRAD_CONTAINER}{fwd.name}")
+        raise _messages.error("R2", container=_registry.GRAD_CONTAINER, name=fwd.name)
     with fwd.lock:
         fwd._check_open()
         if fwd.gradients_disallowed:
-            raise InvalidArgumentError(
-                f"Unable to create a gradients TensorArray for {fwd.name}.  Perhaps you used the "
-                "multiple_writes_aggregate flag on a previous write?  Gradient calculation is impossible when "
-                "multiple writes are performed to the same index."
-            )
+            raise _messages.error("R4", name=fwd.name)
         if shape_to_prepend is _NO_PREPEND:
             prepend: tuple[int, ...] = ()
             es = fwd.element_shape
         else:
             arr = shape_to_prepend
             if arr.ndim != 1:
-                raise InvalidArgumentError(
-                    f"shape must be a vector of {{int32,int64}}, got shape {shape_str(arr.shape)}"
-                )
+                raise _messages.error("NT-prepend-vector", shape=shape_str(arr.shape))
             neg = arr[arr < 0]
             if neg.size:
-                raise InvalidArgumentError(f"Dimension {int(neg[0])} must be >= 0")
+                raise _messages.error("NT-prepend-negative", dim=int(neg[0]))
             prepend = tuple(int(d) for d in arr)
             es = None if fwd.element_shape is None else prepend + fwd.element_shape
             if math.prod(d for d in (es or prepend) if d is not None) > 2**63 - 1:
-                raise InvalidArgumentError(
-                    f"Shape {partial_str(es or prepend)} would have more than 2**63 - 1 elements"
-                )
+                raise _messages.error("NT-shape-int64", shape=partial_str(es or prepend))
         g = fwd.grads.get(source)
         if g is None:
             g = Storage(

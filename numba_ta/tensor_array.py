@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import numpy as np
 
-from . import raw_ops
+from . import _messages, raw_ops
 from ._dtypes import as_dtype, graph_array, to_index_array
 from ._registry import TensorArrayHandle
 from ._shapes import TensorShape
@@ -157,19 +157,19 @@ class TensorArray:
         name: str | None = None,
     ) -> None:
         if handle is not None and tensor_array_name:
-            raise ValueError("Cannot provide both `handle` and `tensor_array_name` arguments at the same time.")
+            raise _messages.python_error("NT-class-handle-and-name")
         if handle is not None and not isinstance(handle, TensorArrayHandle):
-            raise TypeError(f"Expected `handle` to be a Tensor, but got `{handle}` of type `{type(handle)}` instead.")
+            raise _messages.python_error("NT-class-handle-type", handle=handle, handle_type=type(handle))
         if handle is None and size is None:
-            raise ValueError("Argument `size` must be provided if handle is not provided.")
+            raise _messages.python_error("NT-class-no-size")
         if handle is not None and size is not None:
-            raise ValueError("Cannot provide both a `handle` and `size` arguments at the same time.")
+            raise _messages.python_error("NT-class-handle-and-size")
         if handle is not None and element_shape is not None:
-            raise ValueError("Cannot provide both `handle` and `element_shape` arguments at the same time.")
+            raise _messages.python_error("NT-class-handle-and-shape")
         if handle is not None and dynamic_size is not None:
-            raise ValueError("Cannot provide both `handle` and `dynamic_size` arguments at the same time.")
+            raise _messages.python_error("NT-class-handle-and-dynamic")
         if handle is not None and clear_after_read is not None:
-            raise ValueError("Cannot provide both `handle` and `clear_after_read` arguments at the same time.")
+            raise _messages.python_error("NT-class-handle-and-clear")
         if clear_after_read is None:
             clear_after_read = True
         self._dtype = as_dtype(dtype)
@@ -178,7 +178,7 @@ class TensorArray:
         self._element_shape = [TensorShape(element_shape)]
         if handle is not None:
             if flow is None:
-                raise ValueError("flow must not be None if handle is not None.")
+                raise _messages.python_error("NT-class-no-flow")
             self._handle = handle
             self._flow = np.float32(flow)
             self._size = None
@@ -240,7 +240,7 @@ class TensorArray:
         if es._dims == shape:
             return es
         if not es.is_compatible_with(shape):
-            raise ValueError(f"Inconsistent shapes: saw {TensorShape(shape)} but expected {es} ")
+            raise _messages.python_error("NT-class-shapes", shape=TensorShape(shape), element_shape=es)
         return es.merge_with(shape) if self._infer_shape else es
 
     # ------------------------------------------------------------------ methods

@@ -1,0 +1,415 @@
+"""Every error message numba_ta raises for a TensorArray, keyed by its code.
+
+:data:`MESSAGES` maps each code to ``(error class, message template)``; the
+templates take named fields (``str.format`` syntax, ``{index}``, ``{name}``
+...).  :func:`error` builds the exception of an op error (an
+:class:`~numba_ta.errors.OpError`), :func:`python_error` the exception of a
+Python-level ``ValueError`` or ``TypeError``; both check that the fields given
+are exactly the template's.  Callers pass shapes and dtypes formatted as
+TensorFlow prints them (``shape_str`` and ``partial_str`` of ``_shapes``,
+``tf_name`` of ``_dtypes``), or objects whose ``str`` is that text (a
+``TensorShape``).  Compiled code, which cannot call these functions, takes the
+templates from :data:`MESSAGES` and fills in the fields itself.
+
+Codes
+-----
+The codes of the TensorFlow semantics reference (``docs/semantics.rst``,
+section ``message-codes``), each with TensorFlow's class and text:
+
+* ``T1`` to ``T13``: the checks of the array itself (``T3``, ``T12`` and
+  ``T13`` are in the table for completeness; numba_ta cannot reach them);
+* ``K6``, ``K7``, ``K8``: the index and dtype checks of the ops;
+* ``G2`` to ``G5`` (gather), ``S2`` to ``S4`` (scatter), ``C1`` to ``C4``
+  (concat), ``P1`` to ``P5`` (split), ``R2`` and ``R4`` (gradient ops).
+
+numba_ta's codes for TensorFlow texts that the reference gives without a
+code:
+
+* ``NT-size-scalar``, ``NT-size-negative``: ``TensorArrayV3``'s size checks
+  (``sem-create``).
+* ``NT-dim0-too-large``: scatter's first check (``sem-scatter``).
+* ``NT-merge-rank``, ``NT-merge-shape``: merging an element shape
+  (``sem-merge-shape``).
+* ``NT-prepend-vector``, ``NT-prepend-negative``: the ``shape_to_prepend``
+  checks of ``TensorArrayGradWithShape`` (``sem-grad-op``).
+* ``NT-below-minus-one``: a shape attribute with a dimension below -1
+  (TensorFlow's ``PartialTensorShape`` error).
+* ``NT-oom`` (``ResourceExhaustedError``): TensorFlow's allocator error, for a
+  result or for an array's storage that cannot be allocated.
+* ``NT-class-handle-and-name``, ``NT-class-handle-type`` (``TypeError``),
+  ``NT-class-no-size``, ``NT-class-handle-and-size``,
+  ``NT-class-handle-and-shape``, ``NT-class-handle-and-dynamic``,
+  ``NT-class-handle-and-clear``, ``NT-class-no-flow``: the class's
+  constructor, checks 1 to 8, each a ``ValueError`` but the second
+  (``sem-class-constructor``).
+* ``NT-class-shapes`` (``ValueError``): the class's Python-side element shape
+  check (``sem-class-shape``).
+* ``NT-grad-source`` (``ValueError``): a gradient name with no part starting
+  with ``gradients`` (``sem-grad-source``).
+
+numba_ta's own texts (where TensorFlow crashes, or for what TensorFlow has no
+such check):
+
+* ``NT-concat-unsplit``: concat of a gradient array whose forward array was
+  never split (``sem-crashes``).
+* ``NT-split-negative``: a split length below 0 (``sem-crashes``).
+* ``NT-split-int64``: a split piece with more than ``2**63 - 1`` items
+  (``sem-crashes``).
+* ``NT-convert-dim-int64`` (``ValueError``): a shape dimension of ``2**63`` or
+  more (``sem-crashes``).
+* ``NT-convert-shape-int64`` (``ValueError``): a shape argument with more than
+  ``2**63 - 1`` items.
+* ``NT-shape-int64``: an element shape with more than ``2**63 - 1`` items.
+* ``NT-prepend-int64``: the same, for a shape made with ``shape_to_prepend``:
+  the error ``{message}`` with the prepended shape in front.
+* ``NT-corrupt``, ``NT-corrupt-write`` (``InternalError``): an element, or a
+  write, outside the array's storage (a numba_ta bug).
+* ``NT-flow-scalar``: a ``flow_in`` that is not a scalar.
+* ``NT-handle`` (``InvalidArgumentError``) and ``NT-handle-type``
+  (``TypeError``): a ``handle`` argument that is not a TensorArray handle.
+
+Examples
+--------
+>>> e = error("T9", index=3, size=1)
+>>> type(e).__name__, e.message
+('InvalidArgumentError', 'Tried to read from index 3 but array size is: 1')
+>>> print(error("NT-size-negative", op="TensorArrayV3"))
+Size should be >= 0. [Op:TensorArrayV3]
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from .errors import (
+    InternalError,
+    InvalidArgumentError,
+    OpError,
+    ResourceExhaustedError,
+    UnimplementedError,
+)
+
+__all__ = ["MESSAGES", "FIELDS", "error", "python_error", "message"]
+
+_IA = InvalidArgumentError
+_HANDLE = (
+    "{op_name}: `handle` must be a TensorArray handle returned by TensorArrayV3 or a gradient op, "
+    "but got {handle!r} of type {type_name}"
+)
+
+MESSAGES: Mapping[str, tuple[type[Exception], str]] = MappingProxyType(
+    {
+        # ---------------------------------------------------------------- the array (sem-write-element,
+        # sem-read-element, sem-copy-shapes)
+        "T1": (_IA, "TensorArray {name} has already been closed."),
+        "T2": (
+            _IA,
+            "TensorArray {name}: Tried to write to index {index} but array is not resizeable and size is: {size}",
+        ),
+        "T3": (
+            _IA,
+            "TensorArray {name}: Could not write to TensorArray index {index} because the value dtype is {dtype} "
+            "but TensorArray dtype is {array_dtype}.",
+        ),
+        "T4": (
+            _IA,
+            "TensorArray {name}: Could not write to TensorArray index {index} because the value shape is {shape} "
+            "which is incompatible with the TensorArray's inferred element shape: {element_shape} (consider "
+            "setting infer_shape=False).",
+        ),
+        "T5": (
+            _IA,
+            "TensorArray {name}: Could not write to TensorArray index {index} because it has already been read.",
+        ),
+        "T6": (
+            _IA,
+            "TensorArray {name}: Could not write to TensorArray index {index} because it has already been written "
+            "to.",
+        ),
+        "T7": (
+            _IA,
+            "TensorArray {name}: Could not aggregate to TensorArray index {index} because the existing shape is "
+            "{old_shape} but the new input shape is {shape}.",
+        ),
+        "T8": (_IA, "tensor_array::AddToTensor type not supported: {dtype}"),
+        "T9": (_IA, "Tried to read from index {index} but array size is: {size}"),
+        "T10": (
+            _IA,
+            "TensorArray {name}: Could not read from TensorArray index {index}.  Furthermore, the element shape is "
+            "not fully defined: {element_shape}.  It is possible you are working with a resizeable TensorArray and "
+            "stop_gradients is not allowing the gradients to be written.  If you set the full element_shape "
+            "property on the forward TensorArray, the proper all-zeros tensor will be returned instead of "
+            "incurring this error.",
+        ),
+        "T11": (
+            _IA,
+            "TensorArray {name}: Could not read index {index} twice because it was cleared after a previous read "
+            "(perhaps try setting clear_after_read = false?).",
+        ),
+        "T12": (_IA, "tensor_array::TensorSetZero type not supported: {dtype}"),
+        "T13": (
+            _IA,
+            "TensorArray sizes do not match during CopyShapesFrom: {name} has size {size} but rhs {rhs_name} has "
+            "size {rhs_size}",
+        ),
+        # ---------------------------------------------------------------- the ops' own checks (sem-ops)
+        "K6": (_IA, "TensorArray index must be scalar, but had shape: {shape}"),
+        "K7": (_IA, "TensorArray dtype is {array_dtype} but Op is trying to write dtype {dtype}."),
+        "K8": (_IA, "TensorArray dtype is {array_dtype} but Op requested dtype {dtype}."),
+        "G2": (_IA, "Expected indices to be a vector, but received shape: {shape}"),
+        "G3": (
+            UnimplementedError,
+            "TensorArray has size zero, but element shape {element_shape} is not fully defined. Currently only "
+            "static shapes are supported when packing zero-size TensorArrays.",
+        ),
+        "G4": (
+            _IA,
+            "TensorArray was passed element_shape {element_shape} which does not match the Tensor at index 0: "
+            "{shape}",
+        ),
+        "G5": (
+            _IA,
+            "TensorArray has inconsistent shapes.  Index 0 has shape: {shape0} but index {position} has shape: "
+            "{shape}",
+        ),
+        "S2": (_IA, "Input value for unpack must be at least a vector but received shape: {shape}"),
+        "S3": (_IA, "Expected len(indices) == values.shape[0], but saw: {n_indices} vs. {n_values}"),
+        "S4": (_IA, "Max scatter index must be < array size ({max_index} vs. {size})"),
+        "C1": (
+            UnimplementedError,
+            "TensorArray has size zero, but element_shape_except0 {element_shape} is not fully defined. Currently "
+            "only static shapes are supported when concatenating zero-size TensorArrays.",
+        ),
+        "C2": (
+            _IA,
+            "Concat saw a scalar shape at index {index} but requires at least vectors.  Did you mean to call pack?",
+        ),
+        "C3": (
+            _IA,
+            "TensorArray was passed element_shape_except0 {element_shape} but index 0 has (excepting dimension 0) "
+            "shape: {shape} which does not match.",
+        ),
+        "C4": (
+            _IA,
+            "TensorArray has inconsistent shapes.  Index 0 has (excepting dimension 0) shape: {shape0} but index "
+            "{index} has (excepting dimension 0) shape: {shape}",
+        ),
+        "P1": (_IA, "Expected lengths to be a vector, received shape: {shape}"),
+        "P2": (_IA, "Expected lengths to have < max int32 entries"),
+        "P3": (_IA, "Expected value to be at least a vector, but received shape: {shape}"),
+        "P4": (
+            _IA,
+            "Expected sum of lengths to be equal to values.shape[0], but sum of lengths is {total} and value's "
+            "shape is: {shape}",
+        ),
+        "P5": (
+            _IA,
+            "TensorArray's size is not equal to the size of lengths ({size} vs. {n_lengths}), and the TensorArray "
+            "is not marked as dynamically resizeable",
+        ),
+        "R2": (_IA, "Wrong input container. {container}{name}"),
+        "R4": (
+            _IA,
+            "Unable to create a gradients TensorArray for {name}.  Perhaps you used the multiple_writes_aggregate "
+            "flag on a previous write?  Gradient calculation is impossible when multiple writes are performed to "
+            "the same index.",
+        ),
+        # ---------------------------------------------------------------- TensorFlow's texts without a spec code
+        "NT-size-scalar": (_IA, "TensorArray size must be scalar, but had shape: {shape}"),
+        "NT-size-negative": (_IA, "Size should be >= 0."),
+        "NT-dim0-too-large": (_IA, "tensor dim0 too large to unpack"),
+        "NT-merge-rank": (_IA, "PartialTensorShape: Incompatible ranks during merge: {rank} vs. {other_rank}"),
+        "NT-merge-shape": (_IA, "PartialTensorShape: Incompatible shapes during merge: {shape} vs. {other_shape}"),
+        "NT-prepend-vector": (_IA, "shape must be a vector of {{int32,int64}}, got shape {shape}"),
+        "NT-prepend-negative": (_IA, "Dimension {dim} must be >= 0"),
+        "NT-below-minus-one": (_IA, "Shape [{dims}] has dimensions with values below -1 (where -1 means unknown)"),
+        "NT-oom": (
+            ResourceExhaustedError,
+            "OOM when allocating tensor with shape{shape} and type {dtype} on "
+            "/job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu",
+        ),
+        "NT-class-handle-and-name": (
+            ValueError,
+            "Cannot provide both `handle` and `tensor_array_name` arguments at the same time.",
+        ),
+        "NT-class-handle-type": (
+            TypeError,
+            "Expected `handle` to be a Tensor, but got `{handle}` of type `{handle_type}` instead.",
+        ),
+        "NT-class-no-size": (ValueError, "Argument `size` must be provided if handle is not provided."),
+        "NT-class-handle-and-size": (
+            ValueError,
+            "Cannot provide both a `handle` and `size` arguments at the same time.",
+        ),
+        "NT-class-handle-and-shape": (
+            ValueError,
+            "Cannot provide both `handle` and `element_shape` arguments at the same time.",
+        ),
+        "NT-class-handle-and-dynamic": (
+            ValueError,
+            "Cannot provide both `handle` and `dynamic_size` arguments at the same time.",
+        ),
+        "NT-class-handle-and-clear": (
+            ValueError,
+            "Cannot provide both `handle` and `clear_after_read` arguments at the same time.",
+        ),
+        "NT-class-no-flow": (ValueError, "flow must not be None if handle is not None."),
+        "NT-class-shapes": (ValueError, "Inconsistent shapes: saw {shape} but expected {element_shape} "),
+        "NT-grad-source": (
+            ValueError,
+            "Expected op/tensor name to start with gradients (excluding scope), got: {name}. This means that a "
+            "tf.gradients op with this op in its dependency path has a custom name that does not start with "
+            "'gradients'. Please make sure all calls to tf.gradients that have non-empty `name` arguments use "
+            "names that start with 'gradients'.",
+        ),
+        # ---------------------------------------------------------------- numba_ta's own texts
+        "NT-concat-unsplit": (
+            _IA,
+            "TensorArray {name}: cannot concat a gradient TensorArray whose forward TensorArray was never split "
+            "(its marked size is unknown; TensorFlow crashes here).",
+        ),
+        "NT-split-negative": (
+            _IA,
+            "TensorArray {name}: split lengths must be >= 0, but lengths[{position}] is {length} (TensorFlow "
+            "aborts here).",
+        ),
+        "NT-split-int64": (
+            _IA,
+            "TensorArray {name}: split lengths[{position}] is {length}: an element of shape {shape} would have "
+            "more than 2**63 - 1 elements (TensorFlow aborts here).",
+        ),
+        "NT-convert-dim-int64": (
+            ValueError,
+            "Error converting {argname} to a TensorShape: Dimension {dim} does not fit an int64.",
+        ),
+        "NT-convert-shape-int64": (
+            ValueError,
+            "Error converting {argname} to a TensorShape: Shape {shape} would have more than 2**63 - 1 elements",
+        ),
+        "NT-shape-int64": (_IA, "Shape {shape} would have more than 2**63 - 1 elements"),
+        "NT-prepend-int64": (_IA, "shape_to_prepend {prepend}: {message}"),
+        "NT-corrupt": (
+            InternalError,
+            "TensorArray {name}: element {index} points outside the array's storage (a numba_ta bug).",
+        ),
+        "NT-corrupt-write": (InternalError, "TensorArray {name}: a write would land outside the array's storage."),
+        "NT-flow-scalar": (_IA, "flow_in must be a float32 scalar, got {flow_in!r}"),
+        "NT-handle": (_IA, _HANDLE),
+        "NT-handle-type": (TypeError, _HANDLE),
+    }
+)
+
+FIELDS: Mapping[str, frozenset[str]] = MappingProxyType(
+    {
+        code: frozenset(f for _, f, _, _ in string.Formatter().parse(template) if f is not None)
+        for code, (_, template) in MESSAGES.items()
+    }
+)
+"""The named fields of each template."""
+
+
+def message(code: str, /, **fields: object) -> str:
+    """Return the text of message ``code`` with its fields filled in.
+
+    Parameters
+    ----------
+    code : str
+        A key of :data:`MESSAGES`, such as ``"T2"`` or ``"NT-oom"``.
+    **fields
+        Exactly the template's fields (:data:`FIELDS`), formatted as ``str.format``
+        formats them (so ``{index}`` is ``format(index, "")``, as in an f-string).
+
+    Returns
+    -------
+    str
+        The message text.
+
+    Raises
+    ------
+    KeyError
+        If ``code`` is not a message code.
+    TypeError
+        If ``fields`` are not exactly the template's fields.
+
+    Examples
+    --------
+    >>> message("S4", max_index=3, size=3)
+    'Max scatter index must be < array size (3 vs. 3)'
+    """
+    template = MESSAGES[code][1]
+    expected = FIELDS[code]
+    if fields.keys() != expected:
+        raise TypeError(f"message {code} takes the fields {sorted(expected)}, got {sorted(fields)}")
+    return template.format(**fields)
+
+
+def error(code: str, /, *, op: str | None = None, **fields: object) -> OpError:
+    """Build the op error of message ``code`` (the caller raises it).
+
+    Parameters
+    ----------
+    code : str
+        The code of a message whose class is an :class:`~numba_ta.errors.OpError`.
+    op : str, optional
+        The op's name, stored as the error's ``op`` (TF's ``[Op:<op>]`` suffix);
+        usually set later, as the error leaves the op.
+    **fields
+        The template's fields, as for :func:`message`.
+
+    Returns
+    -------
+    OpError
+        A new exception of the code's class, its ``message`` the filled-in text.
+
+    Raises
+    ------
+    KeyError
+        If ``code`` is not a message code.
+    TypeError
+        If the code's class is not an op error, or the fields are not the template's.
+
+    Examples
+    --------
+    >>> e = error("T1", name="TensorArrayV3_0")
+    >>> type(e).__name__, e.message
+    ('InvalidArgumentError', 'TensorArray TensorArrayV3_0 has already been closed.')
+    """
+    cls = MESSAGES[code][0]
+    if not issubclass(cls, OpError):
+        raise TypeError(f"message {code} is a {cls.__name__}: use python_error")
+    return cls(message(code, **fields), op)
+
+
+def python_error(code: str, /, **fields: object) -> Exception:
+    """Build the Python-level error (``ValueError``, ``TypeError``) of message ``code``.
+
+    Parameters
+    ----------
+    code : str
+        The code of a message whose class is not an :class:`~numba_ta.errors.OpError`.
+    **fields
+        The template's fields, as for :func:`message`.
+
+    Returns
+    -------
+    Exception
+        A new exception of the code's class with the filled-in text.
+
+    Raises
+    ------
+    KeyError
+        If ``code`` is not a message code.
+    TypeError
+        If the code's class is an op error, or the fields are not the template's.
+
+    Examples
+    --------
+    >>> python_error("NT-class-no-flow")
+    ValueError('flow must not be None if handle is not None.')
+    """
+    cls = MESSAGES[code][0]
+    if issubclass(cls, OpError):
+        raise TypeError(f"message {code} is an op error: use error")
+    return cls(message(code, **fields))
