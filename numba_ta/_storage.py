@@ -248,6 +248,7 @@ class Storage:
         self.width = 0
         self.used = 0
         self.data = None
+        self._jit = None  # the compiled view (numba_ta._jit), made when the array is first passed to @njit code
 
     # ------------------------------------------------------------------ helpers
     @property
@@ -469,7 +470,7 @@ class Storage:
         # the commit: one statement, its targets on one line (a statement split over lines has a line
         # event between them, where a tracing function could stop it halfway); TF deletes the grads too
         s = self
-        s.closed, s.grads, s.data, s._fast_shape, s._fast_rows, s._fast_n, s.layout, s.size, s.cap, s.used, s._st, s._sidb, s._offb, s.state, s.shape_id, s.offsets = (True, {}, None, None, None, 0, _NONE, 0, 0, 0, *meta)  # noqa: E501  # fmt: skip
+        s.closed, s.grads, s.data, s._jit, s._fast_shape, s._fast_rows, s._fast_n, s.layout, s.size, s.cap, s.used, s._st, s._sidb, s._offb, s.state, s.shape_id, s.offsets = (True, {}, None, None, None, None, 0, _NONE, 0, 0, 0, *meta)  # noqa: E501  # fmt: skip
 
     # ------------------------------------------------------------------ write
     def write(self, index, value, cell=None, cell_value=None):
@@ -1283,6 +1284,7 @@ class Storage:
         self.is_grad, self.marked_size, self.closed, self.gradients_disallowed = is_grad, marked, closed, disallowed
         self.grads = grads
         self.lock = threading.Lock()
+        self._jit = None
         self.size = self.cap = n
         self._st, self._sidb, self._offb, self.state, self.shape_id, self.offsets = meta
         self._tab = tab

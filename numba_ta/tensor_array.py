@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 __all__ = ["TensorArray"]
 
+_jit: Any = None  # numba_ta._jit, imported when an array is first passed to compiled code
+
 _INT32_LIMIT = 2**31  # indices outside int32 take the raw op's path, which refuses them
 
 
@@ -221,6 +223,20 @@ class TensorArray:
     def dynamic_size(self) -> bool:
         """bool: whether the array was created growable."""
         return self._dynamic_size
+
+    @property
+    def _numba_type_(self) -> Any:
+        """The array's Numba type, when it is passed to a compiled function (see ``numba_ta._jit``).
+
+        Raises
+        ------
+        TypeError
+            While the element rank is unknown (no element shape of known rank, nothing written).
+        """
+        global _jit
+        if _jit is None:
+            from . import _jit
+        return _jit.numba_type(self)
 
     # ------------------------------------------------------------------ helpers
     def _with_flow(self, flow: np.float32) -> TensorArray:

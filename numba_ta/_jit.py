@@ -1,0 +1,1070 @@
+"""TensorArray inside ``@numba.njit`` code: the compiled view of an array's state.
+
+A :class:`numba_ta.TensorArray` passed to a compiled function enters it as a
+``TensorArrayType`` value: a ``numba.experimental.structref`` whose fields are
+the array's own buffers (``data``, ``state``, ``shape_id``, ``offsets``: the
+same numpy arrays the Python layer uses, shared, not copied), its scalars
+(``hdr``), its interned element shapes (``shapes``/``items``), its element
+shape and the class's element shape.  The methods below run the element
+state machine on it in compiled code, with TensorFlow's checks in TF's order
+and TF's error classes and texts (the templates of :mod:`numba_ta._messages`).
+
+Entering and leaving
+--------------------
+Unboxing (the call) takes the array's lock, builds the view (the struct is
+cached on the array and only its scalars are refreshed when nothing was
+reallocated since) and registers it; the argument's cleanup (after the call,
+whether it returned or raised) copies the scalars back, takes over any buffer
+the compiled code replaced (growth) or any shape it interned, and releases
+the lock.  So a Python-level op and a compiled op on the same array see one
+state, and a compiled call holds the array for its whole duration: another
+thread's op on that array waits for it (the thread-safety rule).
+
+Element rank
+------------
+Numba types values statically, so ``read`` must know the rank of the
+elements: an array can enter compiled code once its element rank is known
+(an ``element_shape`` with a known rank, or a write).  Until then passing it
+raises ``TypeError``.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+
+import numpy as np
+from numba import njit, types
+from numba.core import cgutils
+from numba.core.extending import (
+    NativeValue,
+    box,
+    overload_attribute,
+    overload_method,
+    register_jitable,
+    unbox,
+)
+from numba.experimental import structref
+from numba.np.numpy_support import from_dtype
+from numba.np.unsafe.ndarray import to_fixed_tuple
+
+from . import _kernels, _storage
+from ._messages import MESSAGES
+from .errors import InternalError, InvalidArgumentError, UnimplementedError
+
+# hdr: the array's scalars, one int64 array shared by Python and compiled code
+SIZE, CAP, USED, WIDTH, LAYOUT, DYN, CAR, IDENT, ISGRAD, CLOSED, DISALLOWED = range(11)
+NSHAPES, GEN, CLASS_KNOWN, INFER = range(11, 15)
+FASTSID = 15  # the write fast path: shape id of the last dense write (-1: none since entering)
+ES_KNOWN, ES_CHANGED = 16, 17  # the array's element shape has a known rank; compiled code changed it
+NHDR = 18
+
+_W, _R, _C, _D = 1, 2, 4, 8
+_NONE, _DENSE, _RAGGED = _storage._NONE, _storage._DENSE, _storage._RAGGED
+
+# message templates (str.format fields filled in with str.replace in compiled code)
+_T1, _T2, _T4, _T5, _T6, _T7, _T8, _T9, _T10, _T11 = (
+    MESSAGES[c][1] for c in ("T1", "T2", "T4", "T5", "T6", "T7", "T8", "T9", "T10", "T11")
+)
+_G2, _G3, _G4, _G5, _S2, _S3, _S4 = (MESSAGES[c][1] for c in ("G2", "G3", "G4", "G5", "S2", "S3", "S4"))
+_CLASS_SHAPES = MESSAGES["NT-class-shapes"][1]
+_CORRUPT = MESSAGES["NT-corrupt"][1]
+_MERGE_SHAPE = MESSAGES["NT-merge-shape"][1]
+_T8_BOOL = _T8.replace("{dtype}", "bool")  # bool is the one dtype numba_ta cannot sum
+
+
+# --------------------------------------------------------------------------- the types
+@structref.register
+class _StateType(types.StructRef):
+    """The state struct as the Python layer builds it (boxes to a :class:`_StateProxy`)."""
+
+    def preprocess_fields(self, fields):
+        return tuple((n, types.unliteral(t)) for n, t in fields)
+
+
+class _StateProxy(structref.StructRefProxy):
+    """A Python reference to a state struct (built by the Python layer; never seen by users)."""
+
+
+@structref.register
+class TensorArrayType(types.StructRef):
+    """Numba type of a :class:`numba_ta.TensorArray` inside compiled code (same fields as the state)."""
+
+    def preprocess_fields(self, fields):
+        return tuple((n, types.unliteral(t)) for n, t in fields)
+
+
+_FIELDS = ("data", "state", "shape_id", "offsets", "hdr", "shapes", "items", "es", "ces", "zshape", "name")
+structref.define_proxy(_StateProxy, _StateType, list(_FIELDS))
+
+
+def _fields(dtype, ndim):
+    return [
+        ("data", types.Array(from_dtype(dtype), 1, "C")),
+        ("state", types.uint8[::1]),
+        ("shape_id", types.int32[::1]),
+        ("offsets", types.int64[::1]),
+        ("hdr", types.int64[::1]),
+        ("shapes", types.int64[:, ::1]),
+        ("items", types.int64[::1]),
+        ("es", types.int64[::1]),  # the array's element shape, -1 = unknown dimension
+        ("ces", types.int64[::1]),  # the class's element shape (TensorArray.element_shape)
+        ("zshape", types.UniTuple(types.intp, ndim)),  # only its length matters: the element rank
+        ("name", types.unicode_type),
+    ]
+
+
+_TYPES: dict = {}
+
+
+def array_type(dtype, ndim, cls=TensorArrayType):
+    """Return the Numba type of an array of ``dtype`` whose elements have ``ndim`` dimensions."""
+    key = (np.dtype(dtype), int(ndim), cls)
+    t = _TYPES.get(key)
+    if t is None:
+        t = _TYPES[key] = cls(_fields(key[0], key[1]))
+    return t
+
+
+# --------------------------------------------------------------------------- entering and leaving (Python side)
+class _View:
+    """What an array keeps of its compiled view (``Storage._jit``): the struct and what it was built from."""
+
+    __slots__ = ("proxy", "hdr", "arrays", "tab", "es", "ndim", "ces", "owner")
+
+    def __init__(self, proxy, hdr, arrays, tab, es, ndim, ces):
+        self.proxy, self.hdr, self.arrays, self.tab = proxy, hdr, arrays, tab
+        self.es, self.ndim, self.ces = es, ndim, ces
+        self.owner = None  # the thread whose compiled call holds the array, else None
+
+
+_EMPTY: dict = {}  # an empty data buffer per dtype, for arrays that have none yet
+
+
+def _rank(st, ta):
+    """Return the element rank of ``st`` (its element shape's, the class's, or a written element's) or None."""
+    if st._es is not None:
+        return len(st._es)
+    cell = ta._element_shape[0]._dims if ta is not None else None
+    if cell is not None:
+        return len(cell)
+    shapes = st._tab[0]
+    if shapes:
+        return len(shapes[0])
+    return None
+
+
+def numba_type(ta):
+    """``TensorArray._numba_type_``: the array's Numba type; TypeError while its element rank is unknown."""
+    st = ta._handle._storage
+    ndim = _rank(st, ta)
+    if ndim is None:
+        raise TypeError(
+            f"TensorArray {st.name}: its element rank is not known yet, so it cannot be passed to compiled code "
+            "(give it an element_shape, or write an element first)"
+        )
+    return array_type(st.dtype, ndim)
+
+
+def _enter(ta):
+    """Unboxing: lock the array and return its state struct, up to date (called from compiled code's wrapper)."""
+    st = ta._handle._storage
+    ndim = _rank(st, ta)
+    if ndim is None:
+        raise TypeError(f"TensorArray {st.name}: element rank unknown")
+    me = threading.get_ident()
+    view = getattr(st, "_jit", None)
+    if view is not None and view.owner == me:
+        raise RuntimeError(
+            f"TensorArray {st.name} is already in use by a compiled call of this thread (passed twice, or "
+            "passed again from inside a compiled function): pass it once"
+        )
+    st.lock.acquire()
+    try:
+        if st.data is None:
+            data = _EMPTY.get(st.dtype)
+            if data is None:
+                data = _EMPTY[st.dtype] = np.empty(0, st.dtype)
+        else:
+            data = st.data
+        arrays = (data, st.state, st.shape_id, st.offsets)
+        cell = ta._element_shape[0]._dims
+        es = st._es
+        tab = st._tab
+        if (
+            view is None
+            or view.tab is not tab
+            or view.es != es
+            or any(a is not b for a, b in zip(view.arrays, arrays, strict=True))
+            or view.ndim != ndim
+        ):
+            view = _new_view(st, arrays, tab, es, ndim)
+        hdr = view.hdr
+        hdr[:12] = (
+            st.size, st.cap, st.used, st.width, st.layout, st.dynamic_size, st.clear_after_read, st.identical,
+            st.is_grad, st.closed, st.gradients_disallowed, len(tab[0]),
+        )  # fmt: skip
+        hdr[GEN] = 0
+        hdr[FASTSID] = -1
+        hdr[ES_KNOWN] = es is not None
+        hdr[ES_CHANGED] = 0
+        ces = view.ces
+        if cell is None or len(cell) != ndim:
+            hdr[CLASS_KNOWN] = 0
+        else:
+            hdr[CLASS_KNOWN] = 1
+            ces[:] = [-1 if d is None else d for d in cell]
+        hdr[INFER] = ta._infer_shape
+        view.owner = me
+        st._jit = view
+        return view.proxy
+    except BaseException:
+        st.lock.release()
+        raise
+
+
+def _new_view(st, arrays, tab, es, ndim):
+    """Build the state struct of ``st`` over its buffers ``arrays`` (a compiled constructor call)."""
+    hdr = np.zeros(NHDR, np.int64)
+    shapes = np.array([s for s in tab[0]], dtype=np.int64).reshape(len(tab[0]), ndim) if tab[0] else np.zeros(
+        (0, ndim), np.int64
+    )
+    items = np.array(tab[2], dtype=np.int64)
+    es_arr = np.array([-1 if d is None else d for d in es] if es is not None else [-1] * ndim, dtype=np.int64)
+    ces = np.full(ndim, -1, np.int64)
+    proxy = _StateProxy(*arrays, hdr, shapes, items, es_arr, ces, (0,) * ndim, st.name)
+    return _View(proxy, hdr, arrays, tab, es, ndim, ces)
+
+
+@njit  # not cached: a read-only install has nowhere to cache it (compiled once per dtype and rank)
+def _arrays_of(s):
+    """Return the buffers of a state struct (those compiled code may have replaced)."""
+    return s.data, s.state, s.shape_id, s.offsets, s.shapes, s.items, s.es
+
+
+def _leave(ta):
+    """Argument cleanup: copy the compiled view's changes back into the array and unlock it."""
+    st = ta._handle._storage
+    view = st._jit
+    try:
+        hdr = view.hdr
+        if hdr[GEN]:  # buffers replaced, shapes interned or the element shape changed in compiled code
+            data, state, shape_id, offsets, shapes, items, es_arr = _arrays_of(view.proxy)
+            n = int(hdr[NSHAPES])
+            tab = st._tab
+            if n != len(tab[0]):
+                tab = _storage._new_table(tab[0] + [tuple(int(d) for d in r) for r in shapes[len(tab[0]) : n]])
+            es = st._es
+            if hdr[ES_CHANGED]:
+                es = tuple(None if d < 0 else int(d) for d in es_arr)
+            data = data if data.size or st.data is not None else None
+            m0, m1, m2 = memoryview(state), memoryview(shape_id), memoryview(offsets)
+            s = st
+            s.data, s.state, s.shape_id, s.offsets, s._st, s._sidb, s._offb, s._tab, s._es = (data, state, shape_id, offsets, m0, m1, m2, tab, es)  # noqa: E501  # fmt: skip
+            view.arrays, view.tab, view.es = (_arrays_of(view.proxy)[0], state, shape_id, offsets), tab, es
+        s = st
+        s.size, s.cap, s.used, s.width, s.layout, s.closed, s.gradients_disallowed, s._fast_shape, s._fast_rows = (int(hdr[SIZE]), int(hdr[CAP]), int(hdr[USED]), int(hdr[WIDTH]), int(hdr[LAYOUT]), bool(hdr[CLOSED]), bool(hdr[DISALLOWED]), None, None)  # noqa: E501  # fmt: skip
+        if hdr[CLASS_KNOWN]:
+            from ._shapes import TensorShape
+
+            cell = tuple(None if d < 0 else int(d) for d in view.ces)
+            if ta._element_shape[0]._dims != cell:
+                ta._element_shape[0] = TensorShape(cell)
+    finally:
+        view.owner = None
+        st.lock.release()
+
+
+_BOXED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # struct address -> the object it entered as
+
+
+def _box(meminfo_addr):
+    """Return the TensorArray object for a struct returned by compiled code (boxing)."""
+    ta = _BOXED[meminfo_addr]  # the array entered as an argument of this call: its object is alive
+    return ta._with_flow(ta._flow)
+
+
+# --------------------------------------------------------------------------- unbox / box
+@unbox(TensorArrayType)
+def _unbox(typ, obj, c):
+    enter = c.pyapi.unserialize(c.pyapi.serialize_object(_enter_registered))
+    proxy = c.pyapi.call_function_objargs(enter, [obj])
+    c.pyapi.decref(enter)
+    failed = cgutils.is_null(c.builder, proxy)
+    sr = cgutils.create_struct_proxy(typ)(c.context, c.builder)
+    with c.builder.if_then(c.builder.not_(failed), likely=True):
+        mi_obj = c.pyapi.object_getattr_string(proxy, "_meminfo")
+        mi = c.unbox(types.MemInfoPointer(types.voidptr), mi_obj).value
+        c.pyapi.decref(mi_obj)
+        sr.meminfo = mi
+        c.pyapi.decref(proxy)  # the array keeps the proxy (st._jit) alive for the call
+
+    def cleanup():
+        with c.builder.if_then(c.builder.not_(failed), likely=True):
+            leave = c.pyapi.unserialize(c.pyapi.serialize_object(_leave))
+            res = c.pyapi.call_function_objargs(leave, [obj])
+            c.pyapi.decref(leave)
+            c.pyapi.decref(res)  # _leave returns None; an exception in it is left for the caller to see
+
+    return NativeValue(sr._getvalue(), is_error=failed, cleanup=cleanup)
+
+
+def _enter_registered(ta):
+    """Unboxing's Python side: :func:`_enter`, and note which object the struct boxes back to."""
+    proxy = _enter(ta)
+    _BOXED[proxy._meminfo.data] = ta
+    return proxy
+
+
+@box(TensorArrayType)
+def _box_ta(typ, val, c):
+    sr = cgutils.create_struct_proxy(typ)(c.context, c.builder, value=val)
+    addr = c.context.nrt.meminfo_data(c.builder, sr.meminfo)
+    addr_obj = c.pyapi.long_from_ssize_t(c.builder.ptrtoint(addr, c.pyapi.py_ssize_t))
+    boxer = c.pyapi.unserialize(c.pyapi.serialize_object(_box))
+    res = c.pyapi.call_function_objargs(boxer, [addr_obj])
+    c.pyapi.decref(boxer)
+    c.pyapi.decref(addr_obj)
+    return res
+
+
+# --------------------------------------------------------------------------- compiled helpers
+@register_jitable
+def _shape_str(a, n):
+    """TF's ``TensorShape::DebugString`` of the first ``n`` items of ``a``: ``[2,3]``."""
+    out = "["
+    for k in range(n):
+        if k:
+            out += ","
+        out += str(a[k])
+    return out + "]"
+
+
+@register_jitable
+def _partial_str(a):
+    """TF's ``PartialTensorShape::DebugString`` (-1 is an unknown dimension): ``[?,3]``."""
+    out = "["
+    for k in range(a.size):
+        if k:
+            out += ","
+        out += "?" if a[k] < 0 else str(a[k])
+    return out + "]"
+
+
+@register_jitable
+def _es_str(s):
+    """Format the array's element shape as TF prints a partial shape (``<unknown>`` for an unknown rank)."""
+    return _partial_str(s.es) if s.hdr[ES_KNOWN] else "<unknown>"
+
+
+@register_jitable
+def _py_str(a, n):
+    """Python's ``str(tf.TensorShape)`` (-1 is None): ``(2,)``, ``(None, 3)``, ``()``."""
+    out = "("
+    for k in range(n):
+        if k:
+            out += ", "
+        out += "None" if a[k] < 0 else str(a[k])
+    return out + (",)" if n == 1 else ")")
+
+
+@register_jitable
+def _fully_defined(es):
+    for k in range(es.size):
+        if es[k] < 0:
+            return False
+    return True
+
+
+@register_jitable
+def _compatible(es, shape):
+    """Whether the concrete ``shape`` (tuple) is compatible with the partial ``es`` (same rank)."""
+    for k in range(es.size):
+        if es[k] >= 0 and es[k] != shape[k]:
+            return False
+    return True
+
+
+@register_jitable
+def _shape_array(shape):
+    a = np.empty(len(shape), np.int64)
+    for k in range(len(shape)):
+        a[k] = shape[k]
+    return a
+
+
+@register_jitable
+def _find_shape(s, shape):
+    """Return the id of the interned ``shape`` (an int64 array), or -1."""
+    n = s.hdr[NSHAPES]
+    r = shape.size
+    for sid in range(n):
+        row = s.shapes[sid]
+        same = True
+        for k in range(r):
+            if row[k] != shape[k]:
+                same = False
+                break
+        if same:
+            return sid
+    return -1
+
+
+@register_jitable
+def _set_es(s, shape):
+    """Set the array's element shape to ``shape`` (an identical-element-shapes array's first write)."""
+    for k in range(len(shape)):
+        s.es[k] = shape[k]
+    s.hdr[ES_KNOWN] = 1
+    s.hdr[ES_CHANGED] = 1
+    s.hdr[GEN] += 1
+
+
+@register_jitable
+def _intern_tuple(s, shape):
+    """:func:`_intern` of a shape tuple; the last shape interned is found first."""
+    n = s.hdr[NSHAPES]
+    r = len(shape)
+    for j in range(n):
+        sid = n - 1 - j
+        same = True
+        for k in range(r):
+            if s.shapes[sid, k] != shape[k]:
+                same = False
+                break
+        if same:
+            return sid
+    return _intern(s, _shape_array(shape))
+
+
+@register_jitable
+def _intern(s, shape):
+    """Return the id of ``shape`` (an int64 array), interning it (at the commit of an op that cannot fail)."""
+    sid = _find_shape(s, shape)
+    if sid >= 0:
+        return sid
+    h = s.hdr
+    n = h[NSHAPES]
+    if n == s.shapes.shape[0]:
+        cap = max(4, 2 * n)
+        shapes = np.zeros((cap, shape.size), np.int64)
+        items = np.zeros(cap, np.int64)
+        shapes[:n] = s.shapes[:n]
+        items[:n] = s.items[:n]
+        s.shapes = shapes
+        s.items = items
+    s.shapes[n, :] = shape
+    p = 1
+    for k in range(shape.size):
+        p *= shape[k]
+    s.items[n] = p
+    h[NSHAPES] = n + 1
+    h[GEN] += 1
+    return n
+
+
+@register_jitable
+def _reserve(s, n):
+    """Room for ``n`` slots in the metadata (geometric growth; new slots unwritten)."""
+    h = s.hdr
+    cap = h[CAP]
+    if n <= cap:
+        return
+    newcap = max(n, 2 * cap, 8)
+    m = min(cap, s.state.size)
+    state = np.zeros(newcap, np.uint8)
+    shape_id = np.zeros(newcap, np.int32)
+    offsets = np.zeros(newcap, np.int64)
+    state[:m] = s.state[:m]
+    shape_id[:m] = s.shape_id[:m]
+    offsets[:m] = s.offsets[:m]
+    s.state = state
+    s.shape_id = shape_id
+    s.offsets = offsets
+    h[CAP] = newcap
+    h[GEN] += 1
+
+
+_SLACK = _storage.DENSE_SLACK_BYTES
+_FACTOR = _storage.DENSE_FACTOR
+
+
+@register_jitable
+def _dense_rows(s, w, top, n_new):
+    """:meth:`numba_ta._storage.Storage._dense_rows` (the memory policy), in compiled code."""
+    if w == 0:
+        return top
+    h = s.hdr
+    have = s.data.size // w if h[LAYOUT] == _DENSE else 0
+    if top <= have:
+        return have
+    stored = n_new
+    if have:
+        for i in range(h[SIZE]):
+            if s.state[i] & _D:
+                stored += 1
+    row_bytes = w * s.data.itemsize
+    budget = max(_SLACK, _FACTOR * stored * row_bytes)
+    for rows in (max(h[CAP], top), max(top, 2 * have), top):
+        if rows * row_bytes <= budget:
+            return rows
+    return 0
+
+
+@register_jitable
+def _grow_data(s, items, keep):
+    if items <= s.data.size:
+        return
+    data = np.empty(items, s.data.dtype)
+    data[:keep] = s.data[:keep]
+    s.data = data
+    s.hdr[GEN] += 1
+
+
+@register_jitable
+def _alloc1(s, index, items):
+    """Return the offset of new room for ``items`` items of element ``index`` (``Storage._alloc``, one slot)."""
+    h = s.hdr
+    top = index + 1
+    if h[LAYOUT] == _NONE:
+        rows = _dense_rows(s, items, top, 1)
+        if rows:
+            s.data = np.empty(rows * items, s.data.dtype)
+            h[LAYOUT] = _DENSE
+            h[WIDTH] = items
+        else:
+            s.data = np.empty(items, s.data.dtype)
+            h[LAYOUT] = _RAGGED
+            h[USED] = 0
+        h[GEN] += 1
+    if h[LAYOUT] == _DENSE:
+        w = h[WIDTH]
+        if items == w:
+            if top * w > s.data.size:
+                rows = _dense_rows(s, w, top, 1)
+                if rows:
+                    _grow_data(s, rows * w, s.data.size)
+            if top * w <= s.data.size:
+                return index * w
+        h[LAYOUT] = _RAGGED
+        h[USED] = s.data.size
+    need = h[USED] + items
+    if need > s.data.size:
+        _grow_data(s, max(need, 2 * s.data.size), h[USED])
+    o = h[USED]
+    h[USED] = need
+    return o
+
+
+@register_jitable
+def _msg(template, name, index):
+    return template.replace("{name}", name).replace("{index}", str(index))
+
+
+@register_jitable
+def _storage_write(s, index, value, numeric):
+    """TF's ``LockedWriteOrAggregate`` (checks T1, T2, T4 to T8 in order; sums in gradient arrays)."""
+    h = s.hdr
+    sid = h[FASTSID]
+    if sid >= 0 and index >= 0 and not h[CLOSED]:  # the fast path: a row of the last shape written, dense
+        w = h[WIDTH]
+        data = s.data
+        state = s.state
+        n = h[SIZE]
+        if (
+            value.size == w
+            and index < h[CAP]
+            and (index + 1) * w <= data.size
+            and state[index] == 0
+            and (index < n or h[DYN])
+            and not (h[IDENT] and not _fully_defined(s.es))
+            and _compatible(s.es, value.shape)
+        ):
+            row = s.shapes[sid]
+            same = True
+            for k in range(len(value.shape)):
+                if row[k] != value.shape[k]:
+                    same = False
+            if same:
+                o = index * w
+                data[o : o + w] = np.ascontiguousarray(value).reshape(-1)
+                s.offsets[index] = o
+                s.shape_id[index] = sid
+                state[index] = _W | _D
+                if index >= n:
+                    h[SIZE] = index + 1
+                return
+    if h[CLOSED]:
+        raise InvalidArgumentError(_T1.replace("{name}", s.name))
+    n = h[SIZE]
+    if index < 0 or (index >= n and not h[DYN]):
+        raise InvalidArgumentError(_msg(_T2, s.name, index).replace("{size}", str(n)))
+    shape = value.shape
+    r = len(shape)
+    if not _compatible(s.es, shape):
+        raise InvalidArgumentError(
+            _msg(_T4, s.name, index).replace("{shape}", _shape_str(shape, r)).replace(
+                "{element_shape}", _es_str(s)
+            )
+        )
+    bits = s.state[index] if index < n else 0
+    add = False
+    if bits:
+        if bits & _R:
+            raise InvalidArgumentError(_msg(_T5, s.name, index))
+        if not h[ISGRAD]:
+            raise InvalidArgumentError(_msg(_T6, s.name, index))
+        old = s.shapes[s.shape_id[index]]
+        same = True
+        for k in range(r):
+            if old[k] != shape[k]:
+                same = False
+        if not same:
+            raise InvalidArgumentError(
+                _msg(_T7, s.name, index).replace("{old_shape}", _shape_str(old, r)).replace(
+                    "{shape}", _shape_str(shape, r)
+                )
+            )
+        add = (bits & _D) != 0 and value.size > 0
+        if add and not numeric:
+            raise InvalidArgumentError(_T8_BOOL)
+    flat = np.ascontiguousarray(value).reshape(-1)
+    ident_es = h[IDENT] and not _fully_defined(s.es)
+    if add:
+        o = s.offsets[index]
+        d = s.data[o : o + flat.size]
+        d += flat
+        h[DISALLOWED] = 1
+        if ident_es:
+            _set_es(s, shape)
+        return
+    sid = s.shape_id[index] if bits else _intern_tuple(s, shape)
+    if index >= n:
+        _reserve(s, index + 1)
+    items = flat.size
+    o = 0
+    if items:
+        o = _alloc1(s, index, items)
+        s.data[o : o + items] = flat
+    s.offsets[index] = o
+    s.shape_id[index] = sid
+    s.state[index] = _W | _D
+    if index + 1 > n:
+        h[SIZE] = index + 1
+    if ident_es:
+        _set_es(s, shape)
+    h[FASTSID] = sid if h[LAYOUT] == _DENSE and items == h[WIDTH] and items else -1
+
+
+
+
+@register_jitable
+def _class_check(s, shape, rank):
+    """Check the class's element shape (``_check_element_shape``): ValueError as TF's Python layer raises it."""
+    if not s.hdr[CLASS_KNOWN]:
+        return
+    ces = s.ces
+    ok = ces.size == rank
+    if ok:
+        for k in range(rank):
+            if ces[k] >= 0 and ces[k] != shape[k]:
+                ok = False
+    if not ok:
+        raise ValueError(
+            _CLASS_SHAPES.replace("{shape}", _py_str(shape, rank)).replace("{element_shape}", _py_str(ces, ces.size))
+        )
+
+
+@register_jitable
+def _class_merge(s, shape, rank):
+    if s.hdr[CLASS_KNOWN] and s.hdr[INFER]:
+        for k in range(rank):
+            s.ces[k] = shape[k]
+
+
+@overload_method(TensorArrayType, "write")
+def _ol_write(ta, index, value):
+    dtype = ta.field_dict["data"].dtype
+    ndim = len(ta.field_dict["zshape"])
+    numeric = dtype != types.boolean
+    vdim = value.ndim if isinstance(value, types.Array) else 0
+
+    same = isinstance(value, types.Array) and value.dtype == dtype
+
+    def impl(ta, index, value):
+        if same:
+            v = value
+        elif vdim:
+            v = np.asarray(value).astype(dtype)
+        else:
+            v = np.full((), value, dtype)
+        _class_check(ta, v.shape, vdim)
+        if vdim != ndim:
+            raise NotImplementedError("inside compiled code, elements must have the array's element rank")
+        _storage_write(ta, index, v, numeric)
+        _class_merge(ta, v.shape, vdim)
+        return ta
+
+    return impl
+
+
+@register_jitable
+def _read(s, index, ndim):
+    """TF's ``LockedRead`` (T1, T9, T10, T11; soft zeros; clear_after_read)."""
+    h = s.hdr
+    if h[CLOSED]:
+        raise InvalidArgumentError(_T1.replace("{name}", s.name))
+    n = h[SIZE]
+    if index < 0 or (index >= n and not h[ISGRAD]):
+        raise InvalidArgumentError(_T9.replace("{index}", str(index)).replace("{size}", str(n)))
+    bits = s.state[index] if index < n else 0
+    new = _W | _R | _C if h[CAR] else _W | _R
+    if not bits & _W:
+        if not _fully_defined(s.es):
+            raise InvalidArgumentError(_msg(_T10, s.name, index).replace("{element_shape}", _es_str(s)))
+        out = np.zeros(to_fixed_tuple(s.es, ndim), s.data.dtype)
+        sid = _intern(s, s.es.copy())
+        if index < n:
+            s.shape_id[index] = sid
+            s.state[index] = new
+            return out
+        _reserve(s, index + 1)
+        for i in range(n, index + 1):
+            s.state[i] = _W
+            s.shape_id[i] = sid
+        s.state[index] = new
+        h[SIZE] = index + 1
+        return out
+    if bits & _C:
+        raise InvalidArgumentError(_msg(_T11, s.name, index))
+    sid = s.shape_id[index]
+    items = s.items[sid]
+    shape = to_fixed_tuple(s.shapes[sid], ndim)
+    if bits & _D and items:
+        o = s.offsets[index]
+        out = s.data[o : o + items].copy().reshape(shape)
+    else:
+        out = np.zeros(shape, s.data.dtype)
+    s.state[index] = (bits | _R | _C) & ~_D if h[CAR] else bits | _R
+    return out
+
+
+@overload_method(TensorArrayType, "read")
+def _ol_read(ta, index):
+    ndim = len(ta.field_dict["zshape"])
+
+    def impl(ta, index):
+        return _read(ta, index, ndim)
+
+    return impl
+
+
+@overload_method(TensorArrayType, "size")
+def _ol_size(ta):
+    def impl(ta):
+        if ta.hdr[CLOSED]:
+            raise InvalidArgumentError(_T1.replace("{name}", ta.name))
+        return np.int32(ta.hdr[SIZE])  # TF's size is an int32 scalar
+
+    return impl
+
+
+@overload_attribute(TensorArrayType, "element_shape")
+def _ol_element_shape(ta):
+    ndim = len(ta.field_dict["zshape"])
+
+    def impl(ta):
+        return to_fixed_tuple(ta.ces.copy() if ta.hdr[CLASS_KNOWN] else ta.es.copy(), ndim)
+
+    return impl
+
+
+@register_jitable
+def _repeat_keys(idx):
+    """``(keys, seen)``: equal keys for equal indices, and a zeroed table over the keys."""
+    m = idx.size
+    lo = idx.min()
+    hi = idx.max()
+    if hi - lo < 4 * m + 4096:
+        return idx - lo, np.zeros(hi - lo + 1, np.uint8)
+    order = np.argsort(idx, kind="mergesort")
+    keys = np.empty(m, np.int64)
+    r = -1
+    prev = 0
+    for j in range(m):
+        v = idx[order[j]]
+        if j == 0 or v != prev:
+            r += 1
+            prev = v
+        keys[order[j]] = r
+    return keys, np.zeros(m, np.uint8)
+
+
+@register_jitable
+def _gather(s, idx, ndim, ndim1):
+    """TF's ``TensorArrayGatherV3`` with no element shape attribute (T1, G3, T9 to T11, G5, in order)."""
+    h = s.hdr
+    # the class passes its element shape as the op's attribute: merged into the array's (TF's MergeWith)
+    attr_known = h[CLASS_KNOWN] != 0
+    es = s.es.copy()
+    if attr_known:
+        for k in range(ndim):
+            a = s.ces[k]
+            if es[k] >= 0 and a >= 0 and es[k] != a:
+                raise InvalidArgumentError(
+                    _MERGE_SHAPE.replace("{shape}", _es_str(s)).replace("{other_shape}", _partial_str(s.ces))
+                )
+            if es[k] < 0:
+                es[k] = a
+    es_known = h[ES_KNOWN] != 0 or attr_known
+    es_str = _partial_str(es) if es_known else "<unknown>"
+    if h[CLOSED]:
+        raise InvalidArgumentError(_T1.replace("{name}", s.name))
+    m = idx.size
+    shp = np.zeros(ndim + 1, np.int64)
+    if m == 0:
+        if not attr_known or not _fully_defined(s.ces):
+            attr = _partial_str(s.ces) if attr_known else "<unknown>"
+            raise UnimplementedError(_G3.replace("{element_shape}", attr))
+        shp[1:] = s.ces
+        _commit_es(s, es, es_known)
+        return np.zeros(to_fixed_tuple(shp, ndim1), s.data.dtype)
+    n = h[SIZE]
+    zsid = _intern(s, es.copy()) if _fully_defined(es) else -1
+    if h[CAR]:
+        keys, seen = _repeat_keys(idx)
+    else:
+        keys, seen = idx, np.zeros(0, np.uint8)
+    sids = np.empty(m, np.int64)
+    pos, code = _kernels._check_reads(idx, s.state, s.shape_id, n, h[ISGRAD], h[CAR], zsid, keys, seen, sids)
+    if code:
+        i = idx[pos]
+        if code == 1:
+            size = n
+            if h[ISGRAD] and pos:
+                size = max(n, idx[:pos].max() + 1)
+            raise InvalidArgumentError(_T9.replace("{index}", str(i)).replace("{size}", str(size)))
+        if code == 2:
+            raise InvalidArgumentError(_msg(_T10, s.name, i).replace("{element_shape}", es_str))
+        raise InvalidArgumentError(_msg(_T11, s.name, i))
+    s0 = sids[0]
+    if attr_known and not _compatible(s.ces, s.shapes[s0]):
+        raise InvalidArgumentError(
+            _G4.replace("{element_shape}", _partial_str(s.ces)).replace("{shape}", _shape_str(s.shapes[s0], ndim))
+        )
+    w = s.items[s0]
+    if w:
+        for k in range(1, m):
+            if sids[k] != s0:
+                raise InvalidArgumentError(
+                    _G5.replace("{shape0}", _shape_str(s.shapes[s0], ndim)).replace("{position}", str(k)).replace(
+                        "{shape}", _shape_str(s.shapes[sids[k]], ndim)
+                    )
+                )
+    shp[0] = m
+    shp[1:] = s.shapes[s0, :ndim]
+    out = np.empty(to_fixed_tuple(shp, ndim1), s.data.dtype)
+    top = idx.max() + 1
+    _reserve(s, top)
+    src = np.empty(m, np.int64)
+    new_state = np.empty(m, np.uint8)
+    _, bad = _kernels._plan_reads(idx, s.state, s.offsets, sids, s.items, h[CAR], s.data.size, src, new_state)
+    if bad >= 0:
+        raise InternalError(_CORRUPT.replace("{name}", s.name).replace("{index}", str(idx[bad])))
+    flat = out.reshape(-1)
+    if w:
+        for k in range(m):
+            o = src[k]
+            if o < 0:
+                flat[k * w : (k + 1) * w] = 0
+            else:
+                flat[k * w : (k + 1) * w] = s.data[o : o + w]
+    if top > n:  # a gradient array read past its size: the slots in between become soft zeros
+        for i in range(n, top):
+            s.state[i] = _W
+            s.shape_id[i] = zsid
+        h[SIZE] = top
+    for k in range(m):
+        i = idx[k]
+        s.state[i] = new_state[k]
+        s.shape_id[i] = sids[k]
+    _commit_es(s, es, es_known)
+    return out
+
+
+@register_jitable
+def _commit_es(s, es, known):
+    """Store the element shape ``es`` (known: its rank is known) when it differs from the array's."""
+    h = s.hdr
+    if known and not h[ES_KNOWN]:
+        _set_es(s, es)
+        return
+    for k in range(es.size):
+        if es[k] != s.es[k]:
+            _set_es(s, es)
+            return
+
+
+@overload_method(TensorArrayType, "gather")
+def _ol_gather(ta, indices):
+    ndim = len(ta.field_dict["zshape"])
+    ndim1 = ndim + 1
+
+    def impl(ta, indices):
+        idx = np.asarray(indices).astype(np.int64)
+        if idx.ndim != 1:
+            raise InvalidArgumentError(_G2.replace("{shape}", _shape_str(_shape_array(idx.shape), idx.ndim)))
+        return _gather(ta, idx.ravel(), ndim, ndim1)
+
+    return impl
+
+
+@overload_method(TensorArrayType, "stack")
+def _ol_stack(ta):
+    ndim = len(ta.field_dict["zshape"])
+    ndim1 = ndim + 1
+
+    def impl(ta):
+        if ta.hdr[CLOSED]:
+            raise InvalidArgumentError(_T1.replace("{name}", ta.name))
+        return _gather(ta, np.arange(ta.hdr[SIZE]), ndim, ndim1)
+
+    return impl
+
+
+@register_jitable
+def _scatter(s, idx, value, numeric, ndim):
+    """TF's ``TensorArrayScatterV3`` after K7 and S2 (T1, S3, S4, T2, T4, T5 to T8, in TF's order)."""
+    h = s.hdr
+    if h[CLOSED]:
+        raise InvalidArgumentError(_T1.replace("{name}", s.name))
+    m = idx.size
+    if m != value.shape[0]:
+        raise InvalidArgumentError(_S3.replace("{n_indices}", str(m)).replace("{n_values}", str(value.shape[0])))
+    n = h[SIZE]
+    max_index = idx.max() if m else -1
+    size2 = max(n, max_index + 1) if h[DYN] else n
+    if max_index >= size2:
+        raise InvalidArgumentError(_S4.replace("{max_index}", str(max_index)).replace("{size}", str(size2)))
+    if m == 0:
+        return
+    row = _shape_array(value.shape[1:])
+    pos_neg = m
+    for k in range(m):
+        if idx[k] < 0:
+            pos_neg = k
+            break
+    if pos_neg == 0:
+        raise InvalidArgumentError(_msg(_T2, s.name, idx[0]).replace("{size}", str(n)))
+    if not _compatible(s.es, value.shape[1:]):
+        raise InvalidArgumentError(
+            _msg(_T4, s.name, idx[0]).replace("{shape}", _shape_str(row, ndim)).replace(
+                "{element_shape}", _es_str(s)
+            )
+        )
+    sid = _find_shape(s, row)
+    width = 1
+    for k in range(ndim):
+        width *= row[k]
+    if sid < 0:
+        sid = h[NSHAPES]  # planned: interned at the commit
+        items = np.empty(sid + 1, np.int64)
+        items[:sid] = s.items[:sid]
+        items[sid] = width
+    else:
+        items = s.items[: h[NSHAPES]]
+    sids = np.full(m, sid, np.int64)
+    keys, seen = _repeat_keys(idx[:pos_neg])
+    add = np.empty(pos_neg, np.bool_)
+    fresh = np.empty(pos_neg, np.bool_)
+    dup = np.empty(pos_neg, np.bool_)
+    p, code, old = _kernels._check_writes(
+        idx[:pos_neg], s.state, s.shape_id, n, h[ISGRAD], sids[:pos_neg], items, numeric, keys, seen, add, fresh, dup
+    )
+    if code:
+        i = idx[p]
+        if code == 1:
+            raise InvalidArgumentError(_msg(_T5, s.name, i))
+        if code == 2:
+            raise InvalidArgumentError(_msg(_T6, s.name, i))
+        if code == 3:
+            raise InvalidArgumentError(
+                _msg(_T7, s.name, i).replace("{old_shape}", _shape_str(s.shapes[old], ndim)).replace(
+                    "{shape}", _shape_str(row, ndim)
+                )
+            )
+        raise InvalidArgumentError(_T8_BOOL)
+    if pos_neg < m:
+        size_then = max(n, idx[:pos_neg].max() + 1) if h[DYN] else n
+        raise InvalidArgumentError(_msg(_T2, s.name, idx[pos_neg]).replace("{size}", str(size_then)))
+    # no check can fail any more: the data work and the commit (one compiled call: nothing interrupts it)
+    sid = _intern(s, row)
+    _reserve(s, max_index + 1)
+    flat = np.ascontiguousarray(value).reshape(-1)
+    for k in range(m):
+        i = idx[k]
+        if width:
+            if add[k]:
+                o = s.offsets[i]
+                d = s.data[o : o + width]
+                d += flat[k * width : (k + 1) * width]
+            else:
+                o = _alloc1(s, i, width)
+                s.data[o : o + width] = flat[k * width : (k + 1) * width]
+                s.offsets[i] = o
+        else:
+            s.offsets[i] = 0
+        s.state[i] = _W | _D
+        s.shape_id[i] = sid
+    if add.any():
+        h[DISALLOWED] = 1
+    h[SIZE] = size2
+    if h[IDENT] and not _fully_defined(s.es):
+        _set_es(s, row)
+
+
+@overload_method(TensorArrayType, "scatter")
+def _ol_scatter(ta, indices, value):
+    dtype = ta.field_dict["data"].dtype
+    ndim = len(ta.field_dict["zshape"])
+    numeric = 1 if dtype != types.boolean else 0
+    vdim = value.ndim if isinstance(value, types.Array) else 0
+
+    def impl(ta, indices, value):
+        if vdim == 0:
+            raise InvalidArgumentError(_S2.replace("{shape}", "[]"))
+        v = np.asarray(value).astype(dtype)
+        row = _shape_array(v.shape[1:])
+        _class_check(ta, row, vdim - 1)
+        if vdim - 1 != ndim:
+            raise NotImplementedError("inside compiled code, elements must have the array's element rank")
+        idx = np.asarray(indices).astype(np.int64)
+        if idx.ndim != 1:
+            raise InvalidArgumentError(_G2.replace("{shape}", _shape_str(_shape_array(idx.shape), idx.ndim)))
+        _scatter(ta, idx.ravel(), v, numeric, ndim)
+        _class_merge(ta, row, vdim - 1)
+        return ta
+
+    return impl
+
+
+@overload_method(TensorArrayType, "unstack")
+def _ol_unstack(ta, value):
+    dtype = ta.field_dict["data"].dtype
+    ndim = len(ta.field_dict["zshape"])
+    numeric = 1 if dtype != types.boolean else 0
+    vdim = value.ndim if isinstance(value, types.Array) else 0
+
+    def impl(ta, value):
+        if vdim == 0:
+            raise InvalidArgumentError(_S2.replace("{shape}", "[]"))
+        v = np.asarray(value).astype(dtype)
+        row = _shape_array(v.shape[1:])
+        _class_check(ta, row, vdim - 1)
+        if vdim - 1 != ndim:
+            raise NotImplementedError("inside compiled code, elements must have the array's element rank")
+        _scatter(ta, np.arange(v.shape[0]), v, numeric, ndim)
+        _class_merge(ta, row, vdim - 1)
+        return ta
+
+    return impl

@@ -1,0 +1,306 @@
+"""TensorArray inside ``@numba.njit`` code: the same semantics, errors and state as the Python layer.
+
+The main test is differential: two arrays start equal; one gets a random op sequence through
+the Python class only, the other the same sequence with every op run at random either from
+Python or inside a compiled function (``TensorArray`` passed in and returned).  After every
+op both give the same result or the same error (class and text, array names mapped), and
+their full states (``storage_view.nt_state``: element states, shapes, values, size, element
+shape, flags) agree.  The Python layer is itself checked against TensorFlow and the
+reference model by the other suites, so this pins the compiled path to TF's semantics.
+
+Under ``NUMBA_DISABLE_JIT=1`` the "compiled" functions are plain Python over the class, and
+the same tests check the harness itself.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numba
+import numpy as np
+import pytest
+from storage_view import nt_state, same_snapshot  # noqa: E402
+
+import numba_ta
+from numba_ta.errors import OpError
+
+
+# --------------------------------------------------------------------------- the compiled ops
+@numba.njit
+def j_write(ta, i, v):
+    return ta.write(i, v)
+
+
+@numba.njit
+def j_read(ta, i):
+    return ta.read(i)
+
+
+@numba.njit
+def j_gather(ta, idx):
+    return ta.gather(idx)
+
+
+@numba.njit
+def j_stack(ta):
+    return ta.stack()
+
+
+@numba.njit
+def j_scatter(ta, idx, v):
+    return ta.scatter(idx, v)
+
+
+@numba.njit
+def j_unstack(ta, v):
+    return ta.unstack(v)
+
+
+@numba.njit
+def j_size(ta):
+    return ta.size()
+
+
+def py_op(name, ta, *args):
+    """The same op through the Python class."""
+    if name == "size":
+        return ta.size()
+    if name == "stack":
+        return ta.stack()
+    return getattr(ta, name)(*args)
+
+
+JIT = {
+    "write": j_write,
+    "read": j_read,
+    "gather": j_gather,
+    "stack": j_stack,
+    "scatter": j_scatter,
+    "unstack": j_unstack,
+    "size": j_size,
+}
+
+
+def outcome(fn, *args):
+    try:
+        return True, fn(*args)
+    except (OpError, ValueError, NotImplementedError) as e:
+        return False, (type(e), getattr(e, "message", str(e)))
+
+
+def random_op(rng, size_hint, width, dtype):
+    kind = rng.choice(["write", "write", "read", "gather", "stack", "scatter", "unstack", "size"])
+    i = int(rng.integers(-1, size_hint + 3))
+    row = (rng.random(width) * 10).astype(dtype)
+    if kind == "write":
+        if rng.random() < 0.05:
+            row = (rng.random(width + 1) * 10).astype(dtype)  # a shape error
+        return kind, (i, row)
+    if kind == "read":
+        return kind, (i,)
+    if kind == "gather":
+        m = int(rng.integers(0, 4))
+        return kind, (rng.integers(-1, size_hint + 2, size=m).astype(np.int64),)
+    if kind == "scatter":
+        m = int(rng.integers(0, 4))
+        idx = rng.integers(-1, size_hint + 2, size=m).astype(np.int64)
+        return kind, (idx, (rng.random((m, width)) * 10).astype(dtype))
+    if kind == "unstack":
+        m = int(rng.integers(0, size_hint + 2))
+        return kind, ((rng.random((m, width)) * 10).astype(dtype),)
+    return kind, ()
+
+
+def can_enter(ta):
+    """Whether ``ta`` can be passed to compiled code now (its element rank is known)."""
+    if numba.config.DISABLE_JIT:
+        return True
+    try:
+        ta._numba_type_  # noqa: B018
+    except TypeError:
+        return False
+    return True
+
+
+def same_result(a, b):
+    if isinstance(a, numba_ta.TensorArray):
+        return isinstance(b, numba_ta.TensorArray)
+    if np.ndim(a) == 0 and not isinstance(b, np.ndarray):  # size(): Numba returns its int32 as a Python int
+        return a == b
+    return np.array_equal(np.asarray(a), np.asarray(b)) and np.asarray(a).dtype == np.asarray(b).dtype
+
+
+def make(kind, dtype, width):
+    if kind == "static":
+        return numba_ta.TensorArray(dtype, size=6, element_shape=[width])
+    if kind == "dynamic":
+        return numba_ta.TensorArray(dtype, size=0, dynamic_size=True, element_shape=[width])
+    if kind == "keep":
+        return numba_ta.TensorArray(dtype, size=4, dynamic_size=True, clear_after_read=False, element_shape=[width])
+    if kind == "infer":
+        return numba_ta.TensorArray(dtype, size=5, element_shape=[None])
+    if kind == "norank":  # no element shape: enters compiled code once an element is written
+        return numba_ta.TensorArray(dtype, size=0, dynamic_size=True, infer_shape=False)
+    if kind == "norank_infer":
+        return numba_ta.TensorArray(dtype, size=5, clear_after_read=False)
+    fwd = numba_ta.TensorArray(dtype, size=5, element_shape=[width])
+    return fwd.grad("gradients")  # "grad": sums repeated writes, reads past its size
+
+
+KINDS = ["static", "dynamic", "keep", "infer", "norank", "norank_infer", "grad"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("seed", range(6))
+def test_random_mix_of_python_and_compiled_ops_agrees_with_python(kind, seed):
+    rng = np.random.default_rng([seed, KINDS.index(kind)])
+    dtype, width = np.float64, 3
+    a = make(kind, dtype, width)  # Python only
+    b = make(kind, dtype, width)  # a mix
+    na, nb = a.handle.name, b.handle.name
+    for step in range(60):
+        name, args = random_op(rng, 6, width, dtype)
+        compiled = bool(rng.random() < 0.6) and can_enter(b)
+        ok_a, res_a = outcome(py_op, name, a, *args)
+        ok_b, res_b = outcome(JIT[name] if compiled else (lambda *x, n=name: py_op(n, *x)), b, *args)
+        ctx = f"step {step}: {name}{tuple(np.asarray(x).tolist() for x in args)} compiled={compiled}"
+        assert ok_a == ok_b, f"{ctx}: python {res_a!r} vs mixed {res_b!r}"
+        if ok_a:
+            assert same_result(res_a, res_b), f"{ctx}: {res_a!r} vs {res_b!r}"
+            if isinstance(res_a, numba_ta.TensorArray):
+                a, b = res_a, res_b
+                assert b.handle is not None and b.handle.name == nb
+        else:
+            assert res_a[0] is res_b[0], f"{ctx}: {res_a} vs {res_b}"
+            assert res_a[1].replace(na, "<name>") == res_b[1].replace(nb, "<name>"), f"{ctx}: {res_a} vs {res_b}"
+        sa, sb = nt_state(a.handle), nt_state(b.handle)
+        sa.pop("name", None)
+        sb.pop("name", None)
+        assert same_snapshot(sa, sb), f"{ctx}:\n{sa}\n{sb}"
+        assert a.element_shape == b.element_shape, ctx
+
+
+# --------------------------------------------------------------------------- the example of the docs
+@numba.njit
+def leaky_integrator(ta, x, decay):
+    h = np.zeros(x.shape[1], np.float32)
+    for t in range(x.shape[0]):
+        h = np.tanh(decay * h + x[t])
+        ta = ta.write(t, h)
+    return ta, ta.stack()
+
+
+def test_leaky_integrator():
+    x = np.random.default_rng(0).random((50, 8)).astype(np.float32)
+    ta = numba_ta.TensorArray(np.float32, size=0, dynamic_size=True, element_shape=[8])
+    ta2, hs = leaky_integrator(ta, x, np.float32(0.9))
+    assert isinstance(ta2, numba_ta.TensorArray) and ta2.handle is ta.handle
+    h = np.zeros(8, np.float32)
+    for t in range(50):
+        h = np.tanh(np.float32(0.9) * h + x[t])
+        np.testing.assert_allclose(hs[t], h, rtol=1e-6)
+    assert ta.size() == 50
+    with pytest.raises(numba_ta.errors.InvalidArgumentError, match="cleared after a previous read"):
+        ta.read(0)  # stack read (and cleared) every element, inside the compiled function
+
+
+def test_gradient_array_sums_inside_compiled_code():
+    fwd = numba_ta.TensorArray(np.float64, size=3, element_shape=[2])
+    g = fwd.grad("gradients")
+
+    @numba.njit
+    def backward(g, dy):
+        for _ in range(3):
+            g = g.write(1, dy)
+        return g.read(1), g.read(0)
+
+    one, zero = backward(g, np.ones(2))
+    np.testing.assert_array_equal(one, [3.0, 3.0])
+    np.testing.assert_array_equal(zero, [0.0, 0.0])
+
+
+# --------------------------------------------------------------------------- the entry rules
+@pytest.mark.jit_only("typing of compiled functions")
+def test_array_of_unknown_element_rank_cannot_enter():
+    ta = numba_ta.TensorArray(np.float32, size=2)
+    with pytest.raises(TypeError, match="element rank is not known"):
+        ta._numba_type_  # noqa: B018
+    with pytest.raises(Exception, match="element rank|non-precise|pyobject"):
+        j_size(ta)
+
+
+@pytest.mark.jit_only("the lock is taken when a compiled call unboxes the array")
+def test_same_array_twice_in_one_call_is_refused():
+    @numba.njit
+    def two(a, b):
+        return a.size() + b.size()
+
+    ta = numba_ta.TensorArray(np.float32, size=2, element_shape=[1])
+    with pytest.raises(RuntimeError, match="already in use"):
+        two(ta, ta)
+    assert ta.size() == 2  # and the array is usable afterwards (its lock was released)
+
+
+@pytest.mark.jit_only("a compiled call holds the array's lock")
+def test_python_thread_sees_a_compiled_call_whole():
+    """A Python thread's op on an array waits for a compiled call that holds it: all or nothing."""
+    n = 20_000
+    rows = np.ones((n, 4), np.float32)
+
+    @numba.njit
+    def fill(ta, rows):
+        for i in range(rows.shape[0]):
+            ta = ta.write(i, rows[i])
+        return ta
+
+    fill(numba_ta.TensorArray(np.float32, size=0, dynamic_size=True, element_shape=[4]), rows[:2])
+    ta = numba_ta.TensorArray(np.float32, size=0, dynamic_size=True, element_shape=[4])
+    seen = []
+    stop = threading.Event()
+
+    def watch():
+        while not stop.is_set():
+            seen.append(ta.size())
+
+    t = threading.Thread(target=watch)
+    t.start()
+    try:
+        fill(ta, rows)
+    finally:
+        stop.set()
+        t.join()
+    assert set(seen) <= {0, n}, sorted(set(seen))[:10]
+    assert ta.size() == n
+
+
+def test_errors_raised_inside_compiled_code_are_numba_ta_errors():
+    ta = numba_ta.TensorArray(np.float32, size=2, element_shape=[3])
+    with pytest.raises(numba_ta.errors.InvalidArgumentError) as e:
+        j_write(ta, 5, np.ones(3, np.float32))
+    assert e.value.message == (
+        f"TensorArray {ta.handle.name}: Tried to write to index 5 but array is not resizeable and size is: 2"
+    )
+    with pytest.raises(ValueError, match=r"Inconsistent shapes: saw \(4,\) but expected \(3,\) "):
+        j_write(ta, 0, np.ones(4, np.float32))
+    assert nt_state(ta.handle)["size"] == 2
+
+
+def test_close_after_compiled_use_frees_the_buffers():
+    """The compiled view the array keeps does not keep its buffers alive after close."""
+    import gc
+    import weakref
+
+    ta = j_write(numba_ta.TensorArray(np.float64, size=4, element_shape=[1000]), 0, np.ones(1000))
+    ref = weakref.ref(ta.handle._storage.data)
+    ta.close()
+    gc.collect()
+    assert ref() is None
+
+
+def test_pickled_after_compiled_use():
+    import pickle
+
+    ta = j_write(numba_ta.TensorArray(np.float32, size=3, element_shape=[2]), 1, np.ones(2, np.float32))
+    ta2 = pickle.loads(pickle.dumps(ta))
+    np.testing.assert_array_equal(j_read(ta2, 1), [1.0, 1.0])
+    np.testing.assert_array_equal(ta.read(1), [1.0, 1.0])  # the original is independent of the copy
