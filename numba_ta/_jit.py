@@ -57,7 +57,8 @@ SIZE, CAP, USED, WIDTH, LAYOUT, DYN, CAR, IDENT, ISGRAD, CLOSED, DISALLOWED = ra
 NSHAPES, GEN, CLASS_KNOWN, INFER = range(11, 15)
 FASTSID = 15  # the write fast path: shape id of the last dense write (-1: none since entering)
 ES_KNOWN, ES_CHANGED = 16, 17  # the array's element shape has a known rank; compiled code changed it
-NHDR = 18
+MARKED = 18  # the marked size (a split's element count; a gradient array's concat uses its forward's)
+NHDR = 19
 
 _W, _R, _C, _D = 1, 2, 4, 8
 _NONE, _DENSE, _RAGGED = _storage._NONE, _storage._DENSE, _storage._RAGGED
@@ -67,6 +68,11 @@ _T1, _T2, _T4, _T5, _T6, _T7, _T8, _T9, _T10, _T11 = (
     MESSAGES[c][1] for c in ("T1", "T2", "T4", "T5", "T6", "T7", "T8", "T9", "T10", "T11")
 )
 _G2, _G3, _G4, _G5, _S2, _S3, _S4 = (MESSAGES[c][1] for c in ("G2", "G3", "G4", "G5", "S2", "S3", "S4"))
+_C1, _C2, _C3, _C4, _P1, _P2, _P3, _P4, _P5 = (
+    MESSAGES[c][1] for c in ("C1", "C2", "C3", "C4", "P1", "P2", "P3", "P4", "P5")
+)
+_SPLIT_NEGATIVE, _CONCAT_UNSPLIT = MESSAGES["NT-split-negative"][1], MESSAGES["NT-concat-unsplit"][1]
+_DIM_NEGATIVE = MESSAGES["NT-convert-dim-negative"][1].replace("{argname}", "other")
 _CLASS_SHAPES = MESSAGES["NT-class-shapes"][1]
 _CORRUPT = MESSAGES["NT-corrupt"][1]
 _MERGE_SHAPE = MESSAGES["NT-merge-shape"][1]
@@ -208,6 +214,7 @@ def _enter(ta):
         hdr[FASTSID] = -1
         hdr[ES_KNOWN] = es is not None
         hdr[ES_CHANGED] = 0
+        hdr[MARKED] = st.marked_size
         ces = view.ces
         if cell is None or len(cell) != ndim:
             hdr[CLASS_KNOWN] = 0
@@ -263,7 +270,7 @@ def _leave(ta):
             s.data, s.state, s.shape_id, s.offsets, s._st, s._sidb, s._offb, s._tab, s._es = (data, state, shape_id, offsets, m0, m1, m2, tab, es)  # noqa: E501  # fmt: skip
             view.arrays, view.tab, view.es = (_arrays_of(view.proxy)[0], state, shape_id, offsets), tab, es
         s = st
-        s.size, s.cap, s.used, s.width, s.layout, s.closed, s.gradients_disallowed, s._fast_shape, s._fast_rows = (int(hdr[SIZE]), int(hdr[CAP]), int(hdr[USED]), int(hdr[WIDTH]), int(hdr[LAYOUT]), bool(hdr[CLOSED]), bool(hdr[DISALLOWED]), None, None)  # noqa: E501  # fmt: skip
+        s.size, s.cap, s.used, s.width, s.layout, s.closed, s.gradients_disallowed, s.marked_size, s._fast_shape, s._fast_rows = (int(hdr[SIZE]), int(hdr[CAP]), int(hdr[USED]), int(hdr[WIDTH]), int(hdr[LAYOUT]), bool(hdr[CLOSED]), bool(hdr[DISALLOWED]), int(hdr[MARKED]), None, None)  # noqa: E501  # fmt: skip
         if hdr[CLASS_KNOWN]:
             from ._shapes import TensorShape
 
@@ -677,9 +684,13 @@ def _class_check(s, shape, rank):
 
 @register_jitable
 def _class_merge(s, shape, rank):
-    if s.hdr[CLASS_KNOWN] and s.hdr[INFER]:
-        for k in range(rank):
-            s.ces[k] = shape[k]
+    """Merge the written shape into the class's element shape (``infer_shape``; an unknown one becomes it)."""
+    h = s.hdr
+    if not h[INFER] or (not h[CLASS_KNOWN] and rank != s.ces.size):
+        return
+    for k in range(rank):
+        s.ces[k] = shape[k]
+    h[CLASS_KNOWN] = 1
 
 
 @overload_method(TensorArrayType, "write")
@@ -1065,6 +1076,271 @@ def _ol_unstack(ta, value):
             raise NotImplementedError("inside compiled code, elements must have the array's element rank")
         _scatter(ta, np.arange(v.shape[0]), v, numeric, ndim)
         _class_merge(ta, row, vdim - 1)
+        return ta
+
+    return impl
+
+
+@register_jitable
+def _tail_str(a, ndim):
+    """TF's ``DebugString`` of a shape without its first dimension."""
+    return _shape_str(a[1:], ndim - 1)
+
+
+@register_jitable
+def _concat(s, ndim):
+    """TF's ``TensorArrayConcatV3`` with the class's ``element_shape_except0`` (T1, C1, T9-T11, C2-C4)."""
+    h = s.hdr
+    attr_known = h[CLASS_KNOWN] != 0 and ndim > 0
+    if h[CLOSED]:
+        raise InvalidArgumentError(_T1.replace("{name}", s.name))
+    if h[ISGRAD]:
+        n = h[MARKED]
+        if n < 0:
+            raise InvalidArgumentError(_CONCAT_UNSPLIT.replace("{name}", s.name))
+    else:
+        n = h[SIZE]
+    shp = np.zeros(max(ndim, 1), np.int64)
+    if n == 0:
+        if not attr_known or not _fully_defined(s.ces[1:]):
+            attr = _partial_str(s.ces[1:]) if attr_known else "<unknown>"
+            raise UnimplementedError(_C1.replace("{element_shape}", attr))
+        shp[1:] = s.ces[1:]
+        return np.zeros(to_fixed_tuple(shp, ndim), s.data.dtype)
+    idx = np.arange(n)
+    es = s.es.copy()
+    zsid = _intern(s, es.copy()) if _fully_defined(es) else -1
+    if h[CAR]:
+        keys, seen = _repeat_keys(idx)
+    else:
+        keys, seen = idx, np.zeros(0, np.uint8)
+    sids = np.empty(n, np.int64)
+    pos, code = _kernels._check_reads(idx, s.state, s.shape_id, h[SIZE], h[ISGRAD], h[CAR], zsid, keys, seen, sids)
+    if code:
+        i = idx[pos]
+        if code == 1:
+            raise InvalidArgumentError(_T9.replace("{index}", str(i)).replace("{size}", str(h[SIZE])))
+        if code == 2:
+            raise InvalidArgumentError(_msg(_T10, s.name, i).replace("{element_shape}", _es_str(s)))
+        raise InvalidArgumentError(_msg(_T11, s.name, i))
+    if ndim == 0:
+        raise InvalidArgumentError(_C2.replace("{index}", "0"))
+    s0 = s.shapes[sids[0]]
+    if attr_known and not _compatible(s.ces[1:], s0[1:ndim]):
+        raise InvalidArgumentError(
+            _C3.replace("{element_shape}", _partial_str(s.ces[1:])).replace("{shape}", _tail_str(s0, ndim))
+        )
+    lengths = np.empty(n, np.int64)
+    for k in range(n):
+        sk = s.shapes[sids[k]]
+        for d in range(1, ndim):
+            if sk[d] != s0[d]:
+                raise InvalidArgumentError(
+                    _C4.replace("{shape0}", _tail_str(s0, ndim)).replace("{index}", str(k)).replace(
+                        "{shape}", _tail_str(sk, ndim)
+                    )
+                )
+        lengths[k] = sk[0]
+    row = 1
+    for d in range(1, ndim):
+        row *= s0[d]
+    shp[0] = lengths.sum()
+    shp[1:] = s0[1:ndim]
+    out = np.empty(to_fixed_tuple(shp, ndim), s.data.dtype)
+    _reserve(s, n)
+    src = np.empty(n, np.int64)
+    new_state = np.empty(n, np.uint8)
+    _, bad = _kernels._plan_reads(idx, s.state, s.offsets, sids, s.items, h[CAR], s.data.size, src, new_state)
+    if bad >= 0:
+        raise InternalError(_CORRUPT.replace("{name}", s.name).replace("{index}", str(idx[bad])))
+    flat = out.reshape(-1)
+    o = 0
+    for k in range(n):
+        z = lengths[k] * row
+        if z:
+            if src[k] < 0:
+                flat[o : o + z] = 0
+            else:
+                flat[o : o + z] = s.data[src[k] : src[k] + z]
+        o += z
+    size = h[SIZE]
+    if n > size:  # a gradient array concatenated past its size: the slots in between become soft zeros
+        for i in range(size, n):
+            s.state[i] = _W
+            s.shape_id[i] = zsid
+        h[SIZE] = n
+    for k in range(n):
+        s.state[k] = new_state[k]
+        s.shape_id[k] = sids[k]
+    return out
+
+
+@overload_method(TensorArrayType, "concat")
+def _ol_concat(ta):
+    ndim = len(ta.field_dict["zshape"])
+
+    def impl(ta):
+        return _concat(ta, ndim)
+
+    return impl
+
+
+@register_jitable
+def _split(s, v, lens, numeric, ndim):
+    """TF's ``TensorArraySplitV3`` after P1-P4 (T1, negative lengths, P5, T4, T5-T8 in TF's order)."""
+    h = s.hdr
+    if h[CLOSED]:
+        raise InvalidArgumentError(_T1.replace("{name}", s.name))
+    n_new = lens.size
+    for k in range(n_new):
+        if lens[k] < 0:
+            raise InvalidArgumentError(
+                _SPLIT_NEGATIVE.replace("{name}", s.name).replace("{position}", str(k)).replace(
+                    "{length}", str(lens[k])
+                )
+            )
+    size = h[SIZE]
+    size2 = n_new if (h[DYN] and size < n_new) else size
+    if size2 != n_new:
+        raise InvalidArgumentError(_P5.replace("{size}", str(size)).replace("{n_lengths}", str(n_new)))
+    row = 1
+    for d in range(1, ndim):
+        row *= v.shape[d]
+    es = s.es
+    es_known = h[ES_KNOWN] != 0
+    es2 = es.copy()
+    shape_k = np.empty(ndim, np.int64)
+    for d in range(1, ndim):
+        shape_k[d] = v.shape[d]
+    sids = np.empty(n_new, np.int64)
+    add = np.zeros(n_new, np.bool_)
+    k_bad = n_new
+    if n_new:
+        shape_k[0] = lens[0]
+        if not _compatible(es, shape_k):
+            raise InvalidArgumentError(
+                _msg(_T4, s.name, 0).replace("{shape}", _shape_str(shape_k, ndim)).replace(
+                    "{element_shape}", _es_str(s)
+                )
+            )
+        if h[IDENT] and not _fully_defined(es):
+            es2[:] = shape_k
+            es_known = True
+        if es_known:
+            tail_ok = True
+            for d in range(1, ndim):
+                if es2[d] >= 0 and es2[d] != v.shape[d]:
+                    tail_ok = False
+            if not tail_ok:
+                k_bad = 0
+            elif es2[0] >= 0:
+                for k in range(n_new):
+                    if lens[k] != es2[0]:
+                        k_bad = k
+                        break
+        for k in range(n_new):
+            shape_k[0] = lens[k]
+            sids[k] = _intern(s, shape_k.copy())
+        idx = np.arange(n_new)
+        keys, seen = _repeat_keys(idx)
+        fresh = np.empty(n_new, np.bool_)
+        dup = np.empty(n_new, np.bool_)
+        p, code, old = _kernels._check_writes(
+            idx, s.state, s.shape_id, size, h[ISGRAD], sids, s.items, numeric, keys, seen, add, fresh, dup
+        )
+        if k_bad < n_new and k_bad <= p:
+            shape_k[0] = lens[k_bad]
+            es2_str = _partial_str(es2) if es_known else "<unknown>"
+            raise InvalidArgumentError(
+                _msg(_T4, s.name, k_bad).replace("{shape}", _shape_str(shape_k, ndim)).replace(
+                    "{element_shape}", es2_str
+                )
+            )
+        if code:
+            if code == 1:
+                raise InvalidArgumentError(_msg(_T5, s.name, p))
+            if code == 2:
+                raise InvalidArgumentError(_msg(_T6, s.name, p))
+            if code == 3:
+                shape_k[0] = lens[p]
+                raise InvalidArgumentError(
+                    _msg(_T7, s.name, p).replace("{old_shape}", _shape_str(s.shapes[old], ndim)).replace(
+                        "{shape}", _shape_str(shape_k, ndim)
+                    )
+                )
+            raise InvalidArgumentError(_T8_BOOL)
+    marked = size2 if not h[ISGRAD] else h[MARKED]
+    _reserve(s, size2)
+    flat = np.ascontiguousarray(v).reshape(-1)
+    o = 0
+    for k in range(n_new):
+        z = lens[k] * row
+        if z:
+            if add[k]:
+                d0 = s.offsets[k]
+                d = s.data[d0 : d0 + z]
+                d += flat[o : o + z]
+            else:
+                d0 = _alloc1(s, k, z)
+                s.data[d0 : d0 + z] = flat[o : o + z]
+                s.offsets[k] = d0
+        else:
+            s.offsets[k] = 0
+        s.state[k] = _W | _D
+        s.shape_id[k] = sids[k]
+        o += z
+    if add.any():
+        h[DISALLOWED] = 1
+    h[MARKED] = marked
+    h[SIZE] = max(size, size2)
+    if es_known:
+        _commit_es(s, es2, True)
+
+
+@overload_method(TensorArrayType, "split")
+def _ol_split(ta, value, lengths):
+    dtype = ta.field_dict["data"].dtype
+    ndim = len(ta.field_dict["zshape"])
+    numeric = 1 if dtype != types.boolean else 0
+    vdim = value.ndim if isinstance(value, types.Array) else 0
+
+    def impl(ta, value, lengths):
+        v = np.asarray(value).astype(dtype)
+        lens = np.asarray(lengths).astype(np.int64)
+        if lens.ndim == 1 and lens.size and vdim:
+            same = True
+            for k in range(lens.size):
+                if lens.ravel()[k] != lens.ravel()[0]:
+                    same = False
+            if same:
+                shape = _shape_array(v.shape)
+                shape[0] = lens.ravel()[0]
+                if shape[0] < 0:  # the class makes a TensorShape of it first
+                    raise ValueError(_DIM_NEGATIVE.replace("{dim}", str(shape[0])))
+                _class_check(ta, shape, vdim)
+        if lens.ndim != 1:
+            raise InvalidArgumentError(_P1.replace("{shape}", _shape_str(_shape_array(lens.shape), lens.ndim)))
+        if lens.size >= 2147483647:
+            raise InvalidArgumentError(_P2)
+        if vdim == 0:
+            raise InvalidArgumentError(_P3.replace("{shape}", "[]"))
+        total = lens.sum()
+        if total != v.shape[0]:
+            raise InvalidArgumentError(
+                _P4.replace("{total}", str(total)).replace("{shape}", _shape_str(_shape_array(v.shape), vdim))
+            )
+        if vdim != ndim:
+            raise NotImplementedError("inside compiled code, elements must have the array's element rank")
+        _split(ta, v, lens.ravel(), numeric, ndim)
+        if lens.size and ta.hdr[CLASS_KNOWN] and ta.hdr[INFER]:
+            same = True
+            for k in range(lens.size):
+                if lens.ravel()[k] != lens.ravel()[0]:
+                    same = False
+            if same:
+                shape = _shape_array(v.shape)
+                shape[0] = lens.ravel()[0]
+                _class_merge(ta, shape, vdim)
         return ta
 
     return impl

@@ -55,6 +55,8 @@ such check):
 * ``NT-split-negative``: a split length below 0 (``sem-crashes``).
 * ``NT-split-int64``: a split piece with more than ``2**63 - 1`` items
   (``sem-crashes``).
+* ``NT-convert-dim-negative`` (``ValueError``): a negative dimension in a
+  shape argument (TensorFlow's ``TensorShape`` conversion error).
 * ``NT-convert-dim-int64`` (``ValueError``): a shape dimension of ``2**63`` or
   more (``sem-crashes``).
 * ``NT-convert-shape-int64`` (``ValueError``): a shape argument with more than
@@ -279,6 +281,10 @@ MESSAGES: Mapping[str, tuple[type[Exception], str]] = MappingProxyType(
             _IA,
             "TensorArray {name}: split lengths[{position}] is {length}: an element of shape {shape} would have "
             "more than 2**63 - 1 elements (TensorFlow aborts here).",
+        ),
+        "NT-convert-dim-negative": (
+            ValueError,
+            "Error converting {argname} to a TensorShape: Dimension {dim} must be >= 0.",
         ),
         "NT-convert-dim-int64": (
             ValueError,

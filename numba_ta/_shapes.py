@@ -99,7 +99,7 @@ def as_partial(shape: Any, argname: str = "element_shape", attr: bool = False) -
                 f"or have an __index__ method, got value '{d!r}' with type '{type(d)}'."
             ) from None
         if d < 0:
-            raise ValueError(f"Error converting {argname} to a TensorShape: Dimension {d} must be >= 0.")
+            raise _messages.python_error("NT-convert-dim-negative", argname=argname, dim=d)
         if d > _INT64_MAX:
             raise _messages.python_error("NT-convert-dim-int64", argname=argname, dim=d)
         out.append(d)

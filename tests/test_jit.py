@@ -61,12 +61,24 @@ def j_size(ta):
     return ta.size()
 
 
+@numba.njit
+def j_concat(ta):
+    return ta.concat()
+
+
+@numba.njit
+def j_split(ta, v, lengths):
+    return ta.split(v, lengths)
+
+
 def py_op(name, ta, *args):
     """The same op through the Python class."""
     if name == "size":
         return ta.size()
     if name == "stack":
         return ta.stack()
+    if name == "concat":
+        return ta.concat()
     return getattr(ta, name)(*args)
 
 
@@ -78,6 +90,8 @@ JIT = {
     "scatter": j_scatter,
     "unstack": j_unstack,
     "size": j_size,
+    "concat": j_concat,
+    "split": j_split,
 }
 
 
@@ -89,7 +103,7 @@ def outcome(fn, *args):
 
 
 def random_op(rng, size_hint, width, dtype):
-    kind = rng.choice(["write", "write", "read", "gather", "stack", "scatter", "unstack", "size"])
+    kind = rng.choice(["write", "write", "read", "gather", "stack", "scatter", "unstack", "size", "concat", "split"])
     i = int(rng.integers(-1, size_hint + 3))
     row = (rng.random(width) * 10).astype(dtype)
     if kind == "write":
@@ -105,6 +119,13 @@ def random_op(rng, size_hint, width, dtype):
         m = int(rng.integers(0, 4))
         idx = rng.integers(-1, size_hint + 2, size=m).astype(np.int64)
         return kind, (idx, (rng.random((m, width)) * 10).astype(dtype))
+    if kind == "split":
+        m = int(rng.integers(0, size_hint + 2))
+        lengths = (np.full(m, width) if rng.random() < 0.6 else rng.integers(0, width + 2, size=m)).astype(np.int64)
+        if m and rng.random() < 0.05:
+            lengths[0] = -1  # a negative length
+        total = int(max(lengths.sum(), 0)) + (1 if rng.random() < 0.05 else 0)  # sometimes a P4 error
+        return kind, ((rng.random(total) * 10).astype(dtype), lengths)
     if kind == "unstack":
         m = int(rng.integers(0, size_hint + 2))
         return kind, ((rng.random((m, width)) * 10).astype(dtype),)
