@@ -239,8 +239,14 @@ def _new_view(st, arrays, tab, es, ndim):
     items = np.array(tab[2], dtype=np.int64)
     es_arr = np.array([-1 if d is None else d for d in es] if es is not None else [-1] * ndim, dtype=np.int64)
     ces = np.full(ndim, -1, np.int64)
-    proxy = _StateProxy(*arrays, hdr, shapes, items, es_arr, ces, (0,) * ndim, st.name)
+    proxy = _make_state(*arrays, hdr, shapes, items, es_arr, ces, (0,) * ndim, st.name)
     return _View(proxy, hdr, arrays, tab, es, ndim, ces)
+
+
+@njit  # a dispatcher types its arguments in C; _StateProxy(...) from Python would type them in Python (~100 us)
+def _make_state(data, state, shape_id, offsets, hdr, shapes, items, es, ces, zshape, name):
+    """Return a new state struct over the given buffers (boxed as a :class:`_StateProxy`)."""
+    return _StateProxy(data, state, shape_id, offsets, hdr, shapes, items, es, ces, zshape, name)
 
 
 @njit  # not cached: a read-only install has nowhere to cache it (compiled once per dtype and rank)

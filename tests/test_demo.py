@@ -602,3 +602,42 @@ def test_demo_uses_tqdm_when_installed_and_interactive(monkeypatch, capsys):
     assert rc == 0
     assert updates == [1] * 7 + ["closed"]
     assert not re.search(r"^step ", out, re.M)
+
+
+# --------------------------------------------------------------------------- the compiled step (--jit)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_compiled_step_gives_the_python_step_gradients(seed):
+    """loss_and_grads_compiled: the same loss, gradients, last state and dh_prev to 1e-9 in float64."""
+    rng = np.random.default_rng(seed)
+    V, H, T = int(rng.integers(2, 30)), int(rng.integers(1, 40)), int(rng.integers(1, 30))
+    params = char_rnn.init_params(V, H, seed=seed, dtype=np.float64)
+    inputs, targets = rng.integers(0, V, T), rng.integers(0, V, T)
+    h0 = rng.normal(0, 0.5, H)
+    a = char_rnn.loss_and_grads(params, inputs, targets, h0)
+    b = char_rnn.loss_and_grads_compiled(params, inputs, targets, h0)
+    assert abs(a.loss - b.loss) <= 1e-9
+    for k in char_rnn.PARAM_NAMES:
+        np.testing.assert_allclose(b.grads[k], a.grads[k], rtol=1e-9, atol=1e-12, err_msg=k)
+        assert b.grads[k].dtype == a.grads[k].dtype
+    np.testing.assert_allclose(b[2], a[2], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(b[3], a[3], rtol=1e-9, atol=1e-12)
+
+
+def test_compiled_step_trains_the_same_model():
+    a = char_rnn.train("abcabd" * 6, steps=15, hidden=6, seq_len=5, dtype=np.float64)
+    b = char_rnn.train("abcabd" * 6, steps=15, hidden=6, seq_len=5, dtype=np.float64, jit=True)
+    np.testing.assert_allclose(b.losses, a.losses, rtol=1e-9)
+    for k in char_rnn.PARAM_NAMES:
+        np.testing.assert_allclose(b.params[k], a.params[k], rtol=1e-7, atol=1e-10)
+
+
+def test_demo_jit(capsys):
+    rc = cli.main(["demo", "--jit", "--steps", "30", "--hidden", "12", "--seq-len", "10", "--sample-len", "20"])
+    captured = capsys.readouterr()
+    assert rc == 0, captured.err
+    _, _, err, verdict = _parse_run(captured.out)
+    assert verdict == "PASS" and err < 1e-5
+    m = re.search(r"Python loops (\d+) us, compiled (\d+) us: ([\d.]+)x", captured.out)
+    assert m, captured.out
