@@ -58,7 +58,8 @@ NSHAPES, GEN, CLASS_KNOWN, INFER = range(11, 15)
 FASTSID = 15  # the write fast path: shape id of the last dense write (-1: none since entering)
 ES_KNOWN, ES_CHANGED = 16, 17  # the array's element shape has a known rank; compiled code changed it
 MARKED = 18  # the marked size (a split's element count; a gradient array's concat uses its forward's)
-NHDR = 19
+CES_CHANGED = 19  # compiled code changed the class's element shape
+NHDR = 20
 
 _W, _R, _C, _D = 1, 2, 4, 8
 _NONE, _DENSE, _RAGGED = _storage._NONE, _storage._DENSE, _storage._RAGGED
@@ -136,15 +137,19 @@ def array_type(dtype, ndim, cls=TensorArrayType):
 class _View:
     """What an array keeps of its compiled view (``Storage._jit``): the struct and what it was built from."""
 
-    __slots__ = ("proxy", "hdr", "arrays", "tab", "es", "ndim", "ces", "owner")
+    __slots__ = ("proxy", "hdr", "arrays", "tab", "es", "ndim", "ces", "cell", "owner", "ta", "__weakref__")
 
     def __init__(self, proxy, hdr, arrays, tab, es, ndim, ces):
         self.proxy, self.hdr, self.arrays, self.tab = proxy, hdr, arrays, tab
         self.es, self.ndim, self.ces = es, ndim, ces
+        self.cell = None  # the class's element shape last copied into ces
         self.owner = None  # the thread whose compiled call holds the array, else None
+        self.ta = None  # a weak reference to the TensorArray object of the current call (for boxing)
+        _VIEWS[proxy._meminfo.data] = self
 
 
 _EMPTY: dict = {}  # an empty data buffer per dtype, for arrays that have none yet
+_VIEWS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # struct address -> its _View
 
 
 def _rank(st, ta):
@@ -215,14 +220,17 @@ def _enter(ta):
         hdr[ES_KNOWN] = es is not None
         hdr[ES_CHANGED] = 0
         hdr[MARKED] = st.marked_size
-        ces = view.ces
+        hdr[CES_CHANGED] = 0
         if cell is None or len(cell) != ndim:
             hdr[CLASS_KNOWN] = 0
         else:
             hdr[CLASS_KNOWN] = 1
-            ces[:] = [-1 if d is None else d for d in cell]
+            if cell != view.cell:
+                view.ces[:] = [-1 if d is None else d for d in cell]
+                view.cell = cell
         hdr[INFER] = ta._infer_shape
         view.owner = me
+        view.ta = weakref.ref(ta)
         st._jit = view
         return view.proxy
     except BaseException:
@@ -262,7 +270,7 @@ def _leave(ta):
     try:
         hdr = view.hdr
         if hdr[GEN]:  # buffers replaced, shapes interned or the element shape changed in compiled code
-            data, state, shape_id, offsets, shapes, items, es_arr = _arrays_of(view.proxy)
+            raw, state, shape_id, offsets, shapes, items, es_arr = _arrays_of(view.proxy)
             n = int(hdr[NSHAPES])
             tab = st._tab
             if n != len(tab[0]):
@@ -270,37 +278,36 @@ def _leave(ta):
             es = st._es
             if hdr[ES_CHANGED]:
                 es = tuple(None if d < 0 else int(d) for d in es_arr)
-            data = data if data.size or st.data is not None else None
+            data = raw if raw.size or st.data is not None else None
             m0, m1, m2 = memoryview(state), memoryview(shape_id), memoryview(offsets)
             s = st
             s.data, s.state, s.shape_id, s.offsets, s._st, s._sidb, s._offb, s._tab, s._es = (data, state, shape_id, offsets, m0, m1, m2, tab, es)  # noqa: E501  # fmt: skip
-            view.arrays, view.tab, view.es = (_arrays_of(view.proxy)[0], state, shape_id, offsets), tab, es
+            view.arrays, view.tab, view.es = (raw, state, shape_id, offsets), tab, es
+        h = hdr.tolist()
         s = st
-        s.size, s.cap, s.used, s.width, s.layout, s.closed, s.gradients_disallowed, s.marked_size, s._fast_shape, s._fast_rows = (int(hdr[SIZE]), int(hdr[CAP]), int(hdr[USED]), int(hdr[WIDTH]), int(hdr[LAYOUT]), bool(hdr[CLOSED]), bool(hdr[DISALLOWED]), int(hdr[MARKED]), None, None)  # noqa: E501  # fmt: skip
-        if hdr[CLASS_KNOWN]:
+        s.size, s.cap, s.used, s.width, s.layout, s.closed, s.gradients_disallowed, s.marked_size, s._fast_shape, s._fast_rows = (h[SIZE], h[CAP], h[USED], h[WIDTH], h[LAYOUT], bool(h[CLOSED]), bool(h[DISALLOWED]), h[MARKED], None, None)  # noqa: E501  # fmt: skip
+        if h[CES_CHANGED]:
             from ._shapes import TensorShape
 
-            cell = tuple(None if d < 0 else int(d) for d in view.ces)
+            cell = tuple(None if d < 0 else d for d in view.ces.tolist())
             if ta._element_shape[0]._dims != cell:
                 ta._element_shape[0] = TensorShape(cell)
+            view.cell = cell
     finally:
         view.owner = None
         st.lock.release()
 
 
-_BOXED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # struct address -> the object it entered as
-
-
 def _box(meminfo_addr):
     """Return the TensorArray object for a struct returned by compiled code (boxing)."""
-    ta = _BOXED[meminfo_addr]  # the array entered as an argument of this call: its object is alive
+    ta = _VIEWS[meminfo_addr].ta()  # the array entered as an argument of this call: its object is alive
     return ta._with_flow(ta._flow)
 
 
 # --------------------------------------------------------------------------- unbox / box
 @unbox(TensorArrayType)
 def _unbox(typ, obj, c):
-    enter = c.pyapi.unserialize(c.pyapi.serialize_object(_enter_registered))
+    enter = c.pyapi.unserialize(c.pyapi.serialize_object(_enter))
     proxy = c.pyapi.call_function_objargs(enter, [obj])
     c.pyapi.decref(enter)
     failed = cgutils.is_null(c.builder, proxy)
@@ -320,13 +327,6 @@ def _unbox(typ, obj, c):
             c.pyapi.decref(res)  # _leave returns None; an exception in it is left for the caller to see
 
     return NativeValue(sr._getvalue(), is_error=failed, cleanup=cleanup)
-
-
-def _enter_registered(ta):
-    """Unboxing's Python side: :func:`_enter`, and note which object the struct boxes back to."""
-    proxy = _enter(ta)
-    _BOXED[proxy._meminfo.data] = ta
-    return proxy
 
 
 @box(TensorArrayType)
@@ -695,8 +695,12 @@ def _class_merge(s, shape, rank):
     if not h[INFER] or (not h[CLASS_KNOWN] and rank != s.ces.size):
         return
     for k in range(rank):
-        s.ces[k] = shape[k]
-    h[CLASS_KNOWN] = 1
+        if s.ces[k] != shape[k]:
+            s.ces[k] = shape[k]
+            h[CES_CHANGED] = 1
+    if not h[CLASS_KNOWN]:
+        h[CLASS_KNOWN] = 1
+        h[CES_CHANGED] = 1
 
 
 @overload_method(TensorArrayType, "write")

@@ -273,14 +273,9 @@ def _run_demo(args: argparse.Namespace, out: TextIO) -> int:
     )
 
     inputs, targets, h0 = char_rnn.grad_check_batch(text, tr.vocab, args.seq_len, args.hidden, args.seed)
+    with_step = {"loss_and_grads": char_rnn.loss_and_grads_compiled} if args.jit else {}
     check = char_rnn.check_gradients(
-        tr.params,
-        inputs,
-        targets,
-        h0,
-        n_entries=args.grad_check,
-        seed=args.seed,
-        loss_and_grads=char_rnn.loss_and_grads_compiled if args.jit else char_rnn.loss_and_grads,
+        tr.params, inputs, targets, h0, n_entries=args.grad_check, seed=args.seed, **with_step
     )
     verdict = "PASS" if check.passed else "FAIL"
     print(
