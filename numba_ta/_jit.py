@@ -850,24 +850,8 @@ def _gather(s, idx, ndim, ndim1):
         shp[1:] = s.ces
         _commit_es(s, es, es_known)
         return np.zeros(to_fixed_tuple(shp, ndim1), s.data.dtype)
-    n = h[SIZE]
     zsid = _intern(s, es.copy()) if _fully_defined(es) else -1
-    if h[CAR]:
-        keys, seen = _repeat_keys(idx)
-    else:
-        keys, seen = idx, np.zeros(0, np.uint8)
-    sids = np.empty(m, np.int64)
-    pos, code = _kernels._check_reads(idx, s.state, s.shape_id, n, h[ISGRAD], h[CAR], zsid, keys, seen, sids)
-    if code:
-        i = idx[pos]
-        if code == 1:
-            size = n
-            if h[ISGRAD] and pos:
-                size = max(n, idx[:pos].max() + 1)
-            raise InvalidArgumentError(_T9.replace("{index}", str(i)).replace("{size}", str(size)))
-        if code == 2:
-            raise InvalidArgumentError(_msg(_T10, s.name, i).replace("{element_shape}", es_str))
-        raise InvalidArgumentError(_msg(_T11, s.name, i))
+    sids = _check_reads(s, idx, zsid, es_str)
     s0 = sids[0]
     if attr_known and not _compatible(s.ces, s.shapes[s0]):
         raise InvalidArgumentError(
@@ -900,17 +884,46 @@ def _gather(s, idx, ndim, ndim1):
                 flat[k * w : (k + 1) * w] = 0
             else:
                 flat[k * w : (k + 1) * w] = s.data[o : o + w]
-    if top > n:  # a gradient array read past its size: the slots in between become soft zeros
+    _commit_reads(s, idx, sids, new_state, top, zsid)
+    _commit_es(s, es, es_known)
+    return out
+
+
+@register_jitable
+def _check_reads(s, idx, zsid, es_str):
+    """Run ``ReadMany``'s checks in order (the kernel) and raise TF's error (T9, T10, T11); return the shape ids."""
+    h = s.hdr
+    n = h[SIZE]
+    if h[CAR]:
+        keys, seen = _repeat_keys(idx)
+    else:
+        keys, seen = idx, np.zeros(0, np.uint8)
+    sids = np.empty(idx.size, np.int64)
+    pos, code = _kernels._check_reads(idx, s.state, s.shape_id, n, h[ISGRAD], h[CAR], zsid, keys, seen, sids)
+    if code:
+        i = idx[pos]
+        if code == 1:
+            size = n
+            if h[ISGRAD] and pos:
+                size = max(n, idx[:pos].max() + 1)
+            raise InvalidArgumentError(_T9.replace("{index}", str(i)).replace("{size}", str(size)))
+        if code == 2:
+            raise InvalidArgumentError(_msg(_T10, s.name, i).replace("{element_shape}", es_str))
+        raise InvalidArgumentError(_msg(_T11, s.name, i))
+    return sids
+
+
+@register_jitable
+def _commit_reads(s, idx, sids, new_state, top, zsid):
+    """Store the element states after ``ReadMany``; a gradient array read up to ``top`` grows with soft zeros."""
+    h = s.hdr
+    n = h[SIZE]
+    if top > n:
         for i in range(n, top):
             s.state[i] = _W
             s.shape_id[i] = zsid
         h[SIZE] = top
-    for k in range(m):
-        i = idx[k]
-        s.state[i] = new_state[k]
-        s.shape_id[i] = sids[k]
-    _commit_es(s, es, es_known)
-    return out
+    _kernels._store_reads(idx, s.state, s.shape_id, new_state, sids)
 
 
 @register_jitable
@@ -1003,18 +1016,7 @@ def _scatter(s, idx, value, numeric, ndim):
         idx[:pos_neg], s.state, s.shape_id, n, h[ISGRAD], sids[:pos_neg], items, numeric, keys, seen, add, fresh, dup
     )
     if code:
-        i = idx[p]
-        if code == 1:
-            raise InvalidArgumentError(_msg(_T5, s.name, i))
-        if code == 2:
-            raise InvalidArgumentError(_msg(_T6, s.name, i))
-        if code == 3:
-            raise InvalidArgumentError(
-                _msg(_T7, s.name, i).replace("{old_shape}", _shape_str(s.shapes[old], ndim)).replace(
-                    "{shape}", _shape_str(row, ndim)
-                )
-            )
-        raise InvalidArgumentError(_T8_BOOL)
+        _raise_write_error(s, code, idx[p], old, row, ndim)
     if pos_neg < m:
         size_then = max(n, idx[:pos_neg].max() + 1) if h[DYN] else n
         raise InvalidArgumentError(_msg(_T2, s.name, idx[pos_neg]).replace("{size}", str(size_then)))
@@ -1044,6 +1046,37 @@ def _scatter(s, idx, value, numeric, ndim):
         _set_es(s, row)
 
 
+@register_jitable
+def _raise_write_error(s, code, index, old, shape, ndim):
+    """Raise TF's error for a failed ``WriteOrAggregateMany`` check (``_kernels._check_writes``'s code)."""
+    if code == 1:
+        raise InvalidArgumentError(_msg(_T5, s.name, index))
+    if code == 2:
+        raise InvalidArgumentError(_msg(_T6, s.name, index))
+    if code == 3:
+        raise InvalidArgumentError(
+            _msg(_T7, s.name, index).replace("{old_shape}", _shape_str(s.shapes[old], ndim)).replace(
+                "{shape}", _shape_str(shape, ndim)
+            )
+        )
+    raise InvalidArgumentError(_T8_BOOL)
+
+
+@register_jitable
+def _class_scatter(ta, idx, v, numeric, ndim):
+    """Run the class's ``scatter``/``unstack`` after the cast: its shape check, the op, its shape merge."""
+    vdim = v.ndim
+    row = _shape_array(v.shape[1:])
+    _class_check(ta, row, vdim - 1)
+    if vdim - 1 != ndim:
+        raise NotImplementedError("inside compiled code, elements must have the array's element rank")
+    if idx.ndim != 1:
+        raise InvalidArgumentError(_G2.replace("{shape}", _shape_str(_shape_array(idx.shape), idx.ndim)))
+    _scatter(ta, idx.ravel(), v, numeric, ndim)
+    _class_merge(ta, row, vdim - 1)
+    return ta
+
+
 @overload_method(TensorArrayType, "scatter")
 def _ol_scatter(ta, indices, value):
     dtype = ta.field_dict["data"].dtype
@@ -1054,17 +1087,7 @@ def _ol_scatter(ta, indices, value):
     def impl(ta, indices, value):
         if vdim == 0:
             raise InvalidArgumentError(_S2.replace("{shape}", "[]"))
-        v = np.asarray(value).astype(dtype)
-        row = _shape_array(v.shape[1:])
-        _class_check(ta, row, vdim - 1)
-        if vdim - 1 != ndim:
-            raise NotImplementedError("inside compiled code, elements must have the array's element rank")
-        idx = np.asarray(indices).astype(np.int64)
-        if idx.ndim != 1:
-            raise InvalidArgumentError(_G2.replace("{shape}", _shape_str(_shape_array(idx.shape), idx.ndim)))
-        _scatter(ta, idx.ravel(), v, numeric, ndim)
-        _class_merge(ta, row, vdim - 1)
-        return ta
+        return _class_scatter(ta, np.asarray(indices).astype(np.int64), np.asarray(value).astype(dtype), numeric, ndim)
 
     return impl
 
@@ -1080,13 +1103,7 @@ def _ol_unstack(ta, value):
         if vdim == 0:
             raise InvalidArgumentError(_S2.replace("{shape}", "[]"))
         v = np.asarray(value).astype(dtype)
-        row = _shape_array(v.shape[1:])
-        _class_check(ta, row, vdim - 1)
-        if vdim - 1 != ndim:
-            raise NotImplementedError("inside compiled code, elements must have the array's element rank")
-        _scatter(ta, np.arange(v.shape[0]), v, numeric, ndim)
-        _class_merge(ta, row, vdim - 1)
-        return ta
+        return _class_scatter(ta, np.arange(v.shape[0]), v, numeric, ndim)
 
     return impl
 
@@ -1120,19 +1137,7 @@ def _concat(s, ndim):
     idx = np.arange(n)
     es = s.es.copy()
     zsid = _intern(s, es.copy()) if _fully_defined(es) else -1
-    if h[CAR]:
-        keys, seen = _repeat_keys(idx)
-    else:
-        keys, seen = idx, np.zeros(0, np.uint8)
-    sids = np.empty(n, np.int64)
-    pos, code = _kernels._check_reads(idx, s.state, s.shape_id, h[SIZE], h[ISGRAD], h[CAR], zsid, keys, seen, sids)
-    if code:
-        i = idx[pos]
-        if code == 1:
-            raise InvalidArgumentError(_T9.replace("{index}", str(i)).replace("{size}", str(h[SIZE])))
-        if code == 2:
-            raise InvalidArgumentError(_msg(_T10, s.name, i).replace("{element_shape}", _es_str(s)))
-        raise InvalidArgumentError(_msg(_T11, s.name, i))
+    sids = _check_reads(s, idx, zsid, _es_str(s))
     if ndim == 0:
         raise InvalidArgumentError(_C2.replace("{index}", "0"))
     s0 = s.shapes[sids[0]]
@@ -1173,15 +1178,7 @@ def _concat(s, ndim):
             else:
                 flat[o : o + z] = s.data[src[k] : src[k] + z]
         o += z
-    size = h[SIZE]
-    if n > size:  # a gradient array concatenated past its size: the slots in between become soft zeros
-        for i in range(size, n):
-            s.state[i] = _W
-            s.shape_id[i] = zsid
-        h[SIZE] = n
-    for k in range(n):
-        s.state[k] = new_state[k]
-        s.shape_id[k] = sids[k]
+    _commit_reads(s, idx, sids, new_state, n, zsid)
     return out
 
 
@@ -1267,18 +1264,8 @@ def _split(s, v, lens, numeric, ndim):
                 )
             )
         if code:
-            if code == 1:
-                raise InvalidArgumentError(_msg(_T5, s.name, p))
-            if code == 2:
-                raise InvalidArgumentError(_msg(_T6, s.name, p))
-            if code == 3:
-                shape_k[0] = lens[p]
-                raise InvalidArgumentError(
-                    _msg(_T7, s.name, p).replace("{old_shape}", _shape_str(s.shapes[old], ndim)).replace(
-                        "{shape}", _shape_str(shape_k, ndim)
-                    )
-                )
-            raise InvalidArgumentError(_T8_BOOL)
+            shape_k[0] = lens[p]
+            _raise_write_error(s, code, p, old, shape_k, ndim)
     marked = size2 if not h[ISGRAD] else h[MARKED]
     _reserve(s, size2)
     flat = np.ascontiguousarray(v).reshape(-1)
@@ -1317,17 +1304,15 @@ def _ol_split(ta, value, lengths):
     def impl(ta, value, lengths):
         v = np.asarray(value).astype(dtype)
         lens = np.asarray(lengths).astype(np.int64)
-        if lens.ndim == 1 and lens.size and vdim:
-            same = True
-            for k in range(lens.size):
-                if lens.ravel()[k] != lens.ravel()[0]:
-                    same = False
-            if same:
-                shape = _shape_array(v.shape)
-                shape[0] = lens.ravel()[0]
-                if shape[0] < 0:  # the class makes a TensorShape of it first
-                    raise ValueError(_DIM_NEGATIVE.replace("{dim}", str(shape[0])))
-                _class_check(ta, shape, vdim)
+        flat_lens = lens.ravel()
+        # the class checks (and merges) the pieces' shape only when all lengths are equal
+        same = lens.ndim == 1 and lens.size > 0 and vdim > 0 and np.all(flat_lens == flat_lens[0])
+        shape = _shape_array(v.shape)
+        if same:
+            shape[0] = flat_lens[0]
+            if shape[0] < 0:  # the class makes a TensorShape of it first
+                raise ValueError(_DIM_NEGATIVE.replace("{dim}", str(shape[0])))
+            _class_check(ta, shape, vdim)
         if lens.ndim != 1:
             raise InvalidArgumentError(_P1.replace("{shape}", _shape_str(_shape_array(lens.shape), lens.ndim)))
         if lens.size >= 2147483647:
@@ -1341,16 +1326,9 @@ def _ol_split(ta, value, lengths):
             )
         if vdim != ndim:
             raise NotImplementedError("inside compiled code, elements must have the array's element rank")
-        _split(ta, v, lens.ravel(), numeric, ndim)
-        if lens.size and ta.hdr[CLASS_KNOWN] and ta.hdr[INFER]:
-            same = True
-            for k in range(lens.size):
-                if lens.ravel()[k] != lens.ravel()[0]:
-                    same = False
-            if same:
-                shape = _shape_array(v.shape)
-                shape[0] = lens.ravel()[0]
-                _class_merge(ta, shape, vdim)
+        _split(ta, v, flat_lens, numeric, ndim)
+        if same:
+            _class_merge(ta, shape, vdim)
         return ta
 
     return impl
