@@ -39,11 +39,13 @@ from numba.core import cgutils
 from numba.core.extending import (
     NativeValue,
     box,
+    intrinsic,
     overload_attribute,
     overload_method,
     register_jitable,
     unbox,
 )
+from numba.cpython.unsafe.tuple import tuple_setitem
 from numba.experimental import structref
 from numba.np.numpy_support import from_dtype
 from numba.np.unsafe.ndarray import to_fixed_tuple
@@ -241,8 +243,10 @@ def _enter(ta):
 def _new_view(st, arrays, tab, es, ndim):
     """Build the state struct of ``st`` over its buffers ``arrays`` (a compiled constructor call)."""
     hdr = np.zeros(NHDR, np.int64)
-    shapes = np.array([s for s in tab[0]], dtype=np.int64).reshape(len(tab[0]), ndim) if tab[0] else np.zeros(
-        (0, ndim), np.int64
+    shapes = (
+        np.array([s for s in tab[0]], dtype=np.int64).reshape(len(tab[0]), ndim)
+        if tab[0]
+        else np.zeros((0, ndim), np.int64)
     )
     items = np.array(tab[2], dtype=np.int64)
     es_arr = np.array([-1 if d is None else d for d in es] if es is not None else [-1] * ndim, dtype=np.int64)
@@ -342,6 +346,39 @@ def _box_ta(typ, val, c):
 
 
 # --------------------------------------------------------------------------- compiled helpers
+@intrinsic
+def _buf(typingctx, s, field):
+    """``(pointer to the first item, item count)`` of the array field ``field`` (a literal) of the struct ``s``.
+
+    Reading a field as ``s.name`` increfs and decrefs its buffer; the hot paths read
+    through this borrowed pointer instead (the struct keeps the buffer alive for as
+    long as it is the field's value, and the hot paths replace no field).
+    """
+    if not isinstance(field, types.StringLiteral):
+        return None
+    name = field.literal_value
+    arrty = s.field_dict[name]
+    sig = types.Tuple((types.CPointer(arrty.dtype), types.intp))(s, field)
+
+    def codegen(context, builder, sig, args):
+        dataval = structref._Utils(context, builder, sig.args[0]).get_data_struct(args[0])
+        ary = context.make_array(arrty)(context, builder, value=getattr(dataval, name))
+        return context.make_tuple(builder, sig.return_type, (ary.data, ary.nitems))
+
+    return sig, codegen
+
+
+@intrinsic
+def _ptr(typingctx, a):
+    """Return the data pointer of the array ``a`` (borrowed: valid while ``a`` is alive)."""
+    sig = types.CPointer(a.dtype)(a)
+
+    def codegen(context, builder, sig, args):
+        return context.make_array(sig.args[0])(context, builder, value=args[0]).data
+
+    return sig, codegen
+
+
 @register_jitable
 def _shape_str(a, n):
     """TF's ``TensorShape::DebugString`` of the first ``n`` items of ``a``: ``[2,3]``."""
@@ -431,6 +468,7 @@ def _set_es(s, shape):
     s.hdr[ES_KNOWN] = 1
     s.hdr[ES_CHANGED] = 1
     s.hdr[GEN] += 1
+    s.hdr[FASTSID] = -1  # the fast write path relies on the element shape it was enabled under
 
 
 @register_jitable
@@ -575,38 +613,59 @@ def _msg(template, name, index):
 
 
 @register_jitable
+def _fast_write(s, index, value, ndim):
+    """Write ``value`` at ``index`` if it takes the fast path; return False (nothing done) if it does not.
+
+    The fast path: a dense row of the last shape written (``hdr[FASTSID]``, set by
+    a write that passed every check under the current element shape; a change of
+    the element shape clears it) into an unwritten slot within the buffer, with
+    the class's element shape already equal to the row's.  Then none of TF's
+    checks can fail, and the op is the row copy and its commit, through borrowed
+    pointers (no reference counting).
+    """
+    h, _ = _buf(s, "hdr")
+    sid = h[FASTSID]
+    if sid < 0 or index < 0 or h[CLOSED]:
+        return False
+    w = h[WIDTH]
+    if value.size != w or not value.flags.c_contiguous:
+        return False
+    st, nst = _buf(s, "state")
+    if index >= nst or index >= h[CAP] or st[index] != 0 or (index >= h[SIZE] and not h[DYN]):
+        return False
+    dp, nd = _buf(s, "data")
+    o = index * w
+    if o + w > nd:
+        return False
+    sp, _ = _buf(s, "shapes")
+    row = sid * ndim
+    cp, _ = _buf(s, "ces")
+    known = h[CLASS_KNOWN]
+    if not known and h[INFER]:
+        return False
+    for k in range(ndim):
+        d = value.shape[k]
+        if sp[row + k] != d:
+            return False
+        if known and cp[k] != d and (cp[k] >= 0 or h[INFER]):
+            return False
+    vp = _ptr(value)
+    for k in range(w):
+        dp[o + k] = vp[k]
+    op, _ = _buf(s, "offsets")
+    ip, _ = _buf(s, "shape_id")
+    op[index] = o
+    ip[index] = sid
+    st[index] = _W | _D
+    if index >= h[SIZE]:
+        h[SIZE] = index + 1
+    return True
+
+
+@register_jitable
 def _storage_write(s, index, value, numeric):
     """TF's ``LockedWriteOrAggregate`` (checks T1, T2, T4 to T8 in order; sums in gradient arrays)."""
     h = s.hdr
-    sid = h[FASTSID]
-    if sid >= 0 and index >= 0 and not h[CLOSED]:  # the fast path: a row of the last shape written, dense
-        w = h[WIDTH]
-        data = s.data
-        state = s.state
-        n = h[SIZE]
-        if (
-            value.size == w
-            and index < h[CAP]
-            and (index + 1) * w <= data.size
-            and state[index] == 0
-            and (index < n or h[DYN])
-            and not (h[IDENT] and not _fully_defined(s.es))
-            and _compatible(s.es, value.shape)
-        ):
-            row = s.shapes[sid]
-            same = True
-            for k in range(len(value.shape)):
-                if row[k] != value.shape[k]:
-                    same = False
-            if same:
-                o = index * w
-                data[o : o + w] = np.ascontiguousarray(value).reshape(-1)
-                s.offsets[index] = o
-                s.shape_id[index] = sid
-                state[index] = _W | _D
-                if index >= n:
-                    h[SIZE] = index + 1
-                return
     if h[CLOSED]:
         raise InvalidArgumentError(_T1.replace("{name}", s.name))
     n = h[SIZE]
@@ -616,9 +675,7 @@ def _storage_write(s, index, value, numeric):
     r = len(shape)
     if not _compatible(s.es, shape):
         raise InvalidArgumentError(
-            _msg(_T4, s.name, index).replace("{shape}", _shape_str(shape, r)).replace(
-                "{element_shape}", _es_str(s)
-            )
+            _msg(_T4, s.name, index).replace("{shape}", _shape_str(shape, r)).replace("{element_shape}", _es_str(s))
         )
     bits = s.state[index] if index < n else 0
     add = False
@@ -634,9 +691,9 @@ def _storage_write(s, index, value, numeric):
                 same = False
         if not same:
             raise InvalidArgumentError(
-                _msg(_T7, s.name, index).replace("{old_shape}", _shape_str(old, r)).replace(
-                    "{shape}", _shape_str(shape, r)
-                )
+                _msg(_T7, s.name, index)
+                .replace("{old_shape}", _shape_str(old, r))
+                .replace("{shape}", _shape_str(shape, r))
             )
         add = (bits & _D) != 0 and value.size > 0
         if add and not numeric:
@@ -667,8 +724,6 @@ def _storage_write(s, index, value, numeric):
     if ident_es:
         _set_es(s, shape)
     h[FASTSID] = sid if h[LAYOUT] == _DENSE and items == h[WIDTH] and items else -1
-
-
 
 
 @register_jitable
@@ -719,6 +774,8 @@ def _ol_write(ta, index, value):
             v = np.asarray(value).astype(dtype)
         else:
             v = np.full((), value, dtype)
+        if vdim == ndim and _fast_write(ta, index, v, ndim):
+            return ta
         _class_check(ta, v.shape, vdim)
         if vdim != ndim:
             raise NotImplementedError("inside compiled code, elements must have the array's element rank")
@@ -727,6 +784,38 @@ def _ol_write(ta, index, value):
         return ta
 
     return impl
+
+
+@register_jitable
+def _fast_read(s, index, ndim):
+    """Read a stored element at ``index`` through borrowed pointers; ``(False, empty)`` if it takes the full path.
+
+    The fast path: an open array, ``index`` in range, the element written with its
+    value stored and not cleared (no check can fail).  It copies the element and
+    marks it read (cleared, for ``clear_after_read``).
+    """
+    h, _ = _buf(s, "hdr")
+    st, nst = _buf(s, "state")
+    shp = s.zshape
+    if h[CLOSED] or index < 0 or index >= h[SIZE] or index >= nst:
+        return False, np.empty(shp, s.data.dtype)
+    bits = st[index]
+    if bits & (_W | _D | _C) != _W | _D:
+        return False, np.empty(shp, s.data.dtype)
+    ip, _ = _buf(s, "shape_id")
+    sid = ip[index]
+    sp, _ = _buf(s, "shapes")
+    for k in range(ndim):
+        shp = tuple_setitem(shp, k, sp[sid * ndim + k])
+    out = np.empty(shp, s.data.dtype)
+    outp = _ptr(out)
+    dp, _ = _buf(s, "data")
+    op, _ = _buf(s, "offsets")
+    o = op[index]
+    for k in range(out.size):
+        outp[k] = dp[o + k]
+    st[index] = (bits | _R | _C) & ~_D if h[CAR] else bits | _R
+    return True, out
 
 
 @register_jitable
@@ -775,6 +864,9 @@ def _ol_read(ta, index):
     ndim = len(ta.field_dict["zshape"])
 
     def impl(ta, index):
+        ok, out = _fast_read(ta, index, ndim)
+        if ok:
+            return out
         return _read(ta, index, ndim)
 
     return impl
@@ -862,9 +954,9 @@ def _gather(s, idx, ndim, ndim1):
         for k in range(1, m):
             if sids[k] != s0:
                 raise InvalidArgumentError(
-                    _G5.replace("{shape0}", _shape_str(s.shapes[s0], ndim)).replace("{position}", str(k)).replace(
-                        "{shape}", _shape_str(s.shapes[sids[k]], ndim)
-                    )
+                    _G5.replace("{shape0}", _shape_str(s.shapes[s0], ndim))
+                    .replace("{position}", str(k))
+                    .replace("{shape}", _shape_str(s.shapes[sids[k]], ndim))
                 )
     shp[0] = m
     shp[1:] = s.shapes[s0, :ndim]
@@ -992,9 +1084,7 @@ def _scatter(s, idx, value, numeric, ndim):
         raise InvalidArgumentError(_msg(_T2, s.name, idx[0]).replace("{size}", str(n)))
     if not _compatible(s.es, value.shape[1:]):
         raise InvalidArgumentError(
-            _msg(_T4, s.name, idx[0]).replace("{shape}", _shape_str(row, ndim)).replace(
-                "{element_shape}", _es_str(s)
-            )
+            _msg(_T4, s.name, idx[0]).replace("{shape}", _shape_str(row, ndim)).replace("{element_shape}", _es_str(s))
         )
     sid = _find_shape(s, row)
     width = 1
@@ -1055,9 +1145,9 @@ def _raise_write_error(s, code, index, old, shape, ndim):
         raise InvalidArgumentError(_msg(_T6, s.name, index))
     if code == 3:
         raise InvalidArgumentError(
-            _msg(_T7, s.name, index).replace("{old_shape}", _shape_str(s.shapes[old], ndim)).replace(
-                "{shape}", _shape_str(shape, ndim)
-            )
+            _msg(_T7, s.name, index)
+            .replace("{old_shape}", _shape_str(s.shapes[old], ndim))
+            .replace("{shape}", _shape_str(shape, ndim))
         )
     raise InvalidArgumentError(_T8_BOOL)
 
@@ -1151,9 +1241,9 @@ def _concat(s, ndim):
         for d in range(1, ndim):
             if sk[d] != s0[d]:
                 raise InvalidArgumentError(
-                    _C4.replace("{shape0}", _tail_str(s0, ndim)).replace("{index}", str(k)).replace(
-                        "{shape}", _tail_str(sk, ndim)
-                    )
+                    _C4.replace("{shape0}", _tail_str(s0, ndim))
+                    .replace("{index}", str(k))
+                    .replace("{shape}", _tail_str(sk, ndim))
                 )
         lengths[k] = sk[0]
     row = 1
@@ -1202,9 +1292,9 @@ def _split(s, v, lens, numeric, ndim):
     for k in range(n_new):
         if lens[k] < 0:
             raise InvalidArgumentError(
-                _SPLIT_NEGATIVE.replace("{name}", s.name).replace("{position}", str(k)).replace(
-                    "{length}", str(lens[k])
-                )
+                _SPLIT_NEGATIVE.replace("{name}", s.name)
+                .replace("{position}", str(k))
+                .replace("{length}", str(lens[k]))
             )
     size = h[SIZE]
     size2 = n_new if (h[DYN] and size < n_new) else size
@@ -1226,9 +1316,9 @@ def _split(s, v, lens, numeric, ndim):
         shape_k[0] = lens[0]
         if not _compatible(es, shape_k):
             raise InvalidArgumentError(
-                _msg(_T4, s.name, 0).replace("{shape}", _shape_str(shape_k, ndim)).replace(
-                    "{element_shape}", _es_str(s)
-                )
+                _msg(_T4, s.name, 0)
+                .replace("{shape}", _shape_str(shape_k, ndim))
+                .replace("{element_shape}", _es_str(s))
             )
         if h[IDENT] and not _fully_defined(es):
             es2[:] = shape_k
@@ -1259,9 +1349,9 @@ def _split(s, v, lens, numeric, ndim):
             shape_k[0] = lens[k_bad]
             es2_str = _partial_str(es2) if es_known else "<unknown>"
             raise InvalidArgumentError(
-                _msg(_T4, s.name, k_bad).replace("{shape}", _shape_str(shape_k, ndim)).replace(
-                    "{element_shape}", es2_str
-                )
+                _msg(_T4, s.name, k_bad)
+                .replace("{shape}", _shape_str(shape_k, ndim))
+                .replace("{element_shape}", es2_str)
             )
         if code:
             shape_k[0] = lens[p]
