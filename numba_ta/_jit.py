@@ -30,6 +30,7 @@ raises ``TypeError``.
 
 from __future__ import annotations
 
+import struct
 import threading
 import weakref
 
@@ -62,6 +63,7 @@ ES_KNOWN, ES_CHANGED = 16, 17  # the array's element shape has a known rank; com
 MARKED = 18  # the marked size (a split's element count; a gradient array's concat uses its forward's)
 CES_CHANGED = 19  # compiled code changed the class's element shape
 NHDR = 20
+_HDR = struct.Struct(f"={NHDR}q")  # hdr's layout, to fill it from Python in one call (in index order)
 
 _W, _R, _C, _D = 1, 2, 4, 8
 _NONE, _DENSE, _RAGGED = _storage._NONE, _storage._DENSE, _storage._RAGGED
@@ -139,10 +141,11 @@ def array_type(dtype, ndim, cls=TensorArrayType):
 class _View:
     """What an array keeps of its compiled view (``Storage._jit``): the struct and what it was built from."""
 
-    __slots__ = ("proxy", "hdr", "arrays", "tab", "es", "ndim", "ces", "cell", "owner", "ta", "__weakref__")
+    __slots__ = ("proxy", "hdr", "mem", "arrays", "tab", "es", "ndim", "ces", "cell", "owner", "ta", "__weakref__")
 
     def __init__(self, proxy, hdr, arrays, tab, es, ndim, ces):
         self.proxy, self.hdr, self.arrays, self.tab = proxy, hdr, arrays, tab
+        self.mem = memoryview(hdr).cast("B")  # written in one call by _enter (_HDR.pack_into)
         self.es, self.ndim, self.ces = es, ndim, ces
         self.cell = None  # the class's element shape last copied into ces
         self.owner = None  # the thread whose compiled call holds the array, else None
@@ -171,6 +174,9 @@ def numba_type(ta):
     """``TensorArray._numba_type_``: the array's Numba type; TypeError while its element rank is unknown."""
     st = ta._handle._storage
     ndim = _rank(st, ta)
+    t = _TYPES.get((st.dtype, ndim, TensorArrayType))
+    if t is not None:
+        return t
     if ndim is None:
         raise TypeError(
             f"TensorArray {st.name}: its element rank is not known yet, so it cannot be passed to compiled code "
@@ -208,31 +214,30 @@ def _enter(ta):
             view is None
             or view.tab is not tab
             or view.es != es
-            or any(a is not b for a, b in zip(view.arrays, arrays, strict=True))
+            or view.arrays[0] is not data
+            or view.arrays[1] is not arrays[1]
+            or view.arrays[2] is not arrays[2]
+            or view.arrays[3] is not arrays[3]
             or view.ndim != ndim
         ):
             view = _new_view(st, arrays, tab, es, ndim)
-        hdr = view.hdr
-        hdr[:12] = (
-            st.size, st.cap, st.used, st.width, st.layout, st.dynamic_size, st.clear_after_read, st.identical,
-            st.is_grad, st.closed, st.gradients_disallowed, len(tab[0]),
-        )  # fmt: skip
-        hdr[GEN] = 0
-        hdr[FASTSID] = -1
-        hdr[ES_KNOWN] = es is not None
-        hdr[ES_CHANGED] = 0
-        hdr[MARKED] = st.marked_size
-        hdr[CES_CHANGED] = 0
         if cell is None or len(cell) != ndim:
-            hdr[CLASS_KNOWN] = 0
+            known = 0
         else:
-            hdr[CLASS_KNOWN] = 1
+            known = 1
             if cell != view.cell:
                 view.ces[:] = [-1 if d is None else d for d in cell]
                 view.cell = cell
-        hdr[INFER] = ta._infer_shape
+        _HDR.pack_into(
+            view.mem, 0,
+            st.size, st.cap, st.used, st.width, st.layout, st.dynamic_size, st.clear_after_read, st.identical,
+            st.is_grad, st.closed, st.gradients_disallowed, len(tab[0]), 0, known, ta._infer_shape, -1,
+            es is not None, 0, st.marked_size, 0,
+        )  # fmt: skip
         view.owner = me
-        view.ta = weakref.ref(ta)
+        ref = view.ta
+        if ref is None or ref() is not ta:
+            view.ta = weakref.ref(ta)
         st._jit = view
         return view.proxy
     except BaseException:
