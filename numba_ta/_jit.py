@@ -973,14 +973,18 @@ def _gather(s, idx, ndim, ndim1):
     _, bad = _kernels._plan_reads(idx, s.state, s.offsets, sids, s.items, h[CAR], s.data.size, src, new_state)
     if bad >= 0:
         raise InternalError(_CORRUPT.replace("{name}", s.name).replace("{index}", str(idx[bad])))
-    flat = out.reshape(-1)
     if w:
+        fp = _ptr(out)
+        dp, _ = _buf(s, "data")
         for k in range(m):
             o = src[k]
+            b = k * w
             if o < 0:
-                flat[k * w : (k + 1) * w] = 0
+                for j in range(w):
+                    fp[b + j] = 0
             else:
-                flat[k * w : (k + 1) * w] = s.data[o : o + w]
+                for j in range(w):
+                    fp[b + j] = dp[o + j]
     _commit_reads(s, idx, sids, new_state, top, zsid)
     _commit_es(s, es, es_known)
     return out

@@ -620,14 +620,20 @@ def loss_and_grads(params, inputs, targets, h0=None):
 # in Python between the two calls, as TF makes it after the forward pass.
 
 
+# The sums may be reassociated (so LLVM vectorises the dot products); no other fast-math
+# licence (NaN and infinity keep their meaning).  The results differ from the Python
+# version's by rounding only: about 1e-15 relative in float64.
+_FASTMATH = {"reassoc", "contract"}
+
+
 def _compiled(func):
     """``numba.njit(cache=True)``, or uncached where Numba has nowhere to cache (a read-only install)."""
     try:
-        return numba.njit(cache=True)(func)
+        return numba.njit(cache=True, fastmath=_FASTMATH)(func)
     except RuntimeError as e:
         if "no locator available" not in str(e):
             raise
-        return numba.njit(func)
+        return numba.njit(fastmath=_FASTMATH)(func)
 
 
 @_compiled
