@@ -35,12 +35,14 @@ import threading
 import weakref
 
 import numpy as np
-from numba import njit, types
+from numba import literal_unroll, njit, objmode, types
 from numba.core import cgutils
+from numba.core.errors import TypingError
 from numba.core.extending import (
     NativeValue,
     box,
     intrinsic,
+    overload,
     overload_attribute,
     overload_method,
     register_jitable,
@@ -48,10 +50,10 @@ from numba.core.extending import (
 )
 from numba.cpython.unsafe.tuple import tuple_setitem
 from numba.experimental import structref
-from numba.np.numpy_support import from_dtype
+from numba.np.numpy_support import as_dtype, from_dtype
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
-from . import _kernels, _storage
+from . import _kernels, _registry, _storage
 from ._messages import MESSAGES
 from .errors import InternalError, InvalidArgumentError, UnimplementedError
 
@@ -79,6 +81,9 @@ _C1, _C2, _C3, _C4, _P1, _P2, _P3, _P4, _P5 = (
 _SPLIT_NEGATIVE, _CONCAT_UNSPLIT = MESSAGES["NT-split-negative"][1], MESSAGES["NT-concat-unsplit"][1]
 _DIM_NEGATIVE = MESSAGES["NT-convert-dim-negative"][1].replace("{argname}", "other")
 _CLASS_SHAPES = MESSAGES["NT-class-shapes"][1]
+_NO_SIZE = MESSAGES["NT-class-no-size"][1]
+_SIZE_NEGATIVE = MESSAGES["NT-size-negative"][1]
+_DIMS_NEGATIVE = MESSAGES["NT-convert-dim-negative"][1].replace("{argname}", "dims")
 _CORRUPT = MESSAGES["NT-corrupt"][1]
 _MERGE_SHAPE = MESSAGES["NT-merge-shape"][1]
 _T8_BOOL = _T8.replace("{dtype}", "bool")  # bool is the one dtype numba_ta cannot sum
@@ -272,45 +277,89 @@ def _arrays_of(s):
     return s.data, s.state, s.shape_id, s.offsets, s.shapes, s.items, s.es
 
 
+def _sync(st, view, ta):
+    """Copy the compiled view's changes (buffers, shapes, scalars, the class's element shape) into the array."""
+    hdr = view.hdr
+    if hdr[GEN]:  # buffers replaced, shapes interned or the element shape changed in compiled code
+        raw, state, shape_id, offsets, shapes, items, es_arr = _arrays_of(view.proxy)
+        n = int(hdr[NSHAPES])
+        tab = st._tab
+        if n != len(tab[0]):
+            tab = _storage._new_table(tab[0] + [tuple(int(d) for d in r) for r in shapes[len(tab[0]) : n]])
+        es = st._es
+        if hdr[ES_CHANGED]:
+            es = tuple(None if d < 0 else int(d) for d in es_arr)
+        data = raw if raw.size or st.data is not None else None
+        m0, m1, m2 = memoryview(state), memoryview(shape_id), memoryview(offsets)
+        s = st
+        s.data, s.state, s.shape_id, s.offsets, s._st, s._sidb, s._offb, s._tab, s._es = (data, state, shape_id, offsets, m0, m1, m2, tab, es)  # noqa: E501  # fmt: skip
+        view.arrays, view.tab, view.es = (raw, state, shape_id, offsets), tab, es
+    h = hdr.tolist()
+    s = st
+    s.size, s.cap, s.used, s.width, s.layout, s.closed, s.gradients_disallowed, s.marked_size, s._fast_shape, s._fast_rows = (h[SIZE], h[CAP], h[USED], h[WIDTH], h[LAYOUT], bool(h[CLOSED]), bool(h[DISALLOWED]), h[MARKED], None, None)  # noqa: E501  # fmt: skip
+    if h[CES_CHANGED]:
+        from ._shapes import TensorShape
+
+        cell = tuple(None if d < 0 else d for d in view.ces.tolist())
+        if ta._element_shape[0]._dims != cell:
+            ta._element_shape[0] = TensorShape(cell)
+        view.cell = cell
+
+
 def _leave(ta):
     """Argument cleanup: copy the compiled view's changes back into the array and unlock it."""
     st = ta._handle._storage
     view = st._jit
     try:
-        hdr = view.hdr
-        if hdr[GEN]:  # buffers replaced, shapes interned or the element shape changed in compiled code
-            raw, state, shape_id, offsets, shapes, items, es_arr = _arrays_of(view.proxy)
-            n = int(hdr[NSHAPES])
-            tab = st._tab
-            if n != len(tab[0]):
-                tab = _storage._new_table(tab[0] + [tuple(int(d) for d in r) for r in shapes[len(tab[0]) : n]])
-            es = st._es
-            if hdr[ES_CHANGED]:
-                es = tuple(None if d < 0 else int(d) for d in es_arr)
-            data = raw if raw.size or st.data is not None else None
-            m0, m1, m2 = memoryview(state), memoryview(shape_id), memoryview(offsets)
-            s = st
-            s.data, s.state, s.shape_id, s.offsets, s._st, s._sidb, s._offb, s._tab, s._es = (data, state, shape_id, offsets, m0, m1, m2, tab, es)  # noqa: E501  # fmt: skip
-            view.arrays, view.tab, view.es = (raw, state, shape_id, offsets), tab, es
-        h = hdr.tolist()
-        s = st
-        s.size, s.cap, s.used, s.width, s.layout, s.closed, s.gradients_disallowed, s.marked_size, s._fast_shape, s._fast_rows = (h[SIZE], h[CAP], h[USED], h[WIDTH], h[LAYOUT], bool(h[CLOSED]), bool(h[DISALLOWED]), h[MARKED], None, None)  # noqa: E501  # fmt: skip
-        if h[CES_CHANGED]:
-            from ._shapes import TensorShape
-
-            cell = tuple(None if d < 0 else d for d in view.ces.tolist())
-            if ta._element_shape[0]._dims != cell:
-                ta._element_shape[0] = TensorShape(cell)
-            view.cell = cell
+        _sync(st, view, ta)
     finally:
         view.owner = None
         st.lock.release()
 
 
-def _box(meminfo_addr):
+def _box(meminfo_addr, meminfo, typ):
     """Return the TensorArray object for a struct returned by compiled code (boxing)."""
-    ta = _VIEWS[meminfo_addr].ta()  # the array entered as an argument of this call: its object is alive
+    view = _VIEWS.get(meminfo_addr)
+    if view is None:  # created in compiled code: the Python side makes its array now
+        return _adopt(meminfo, typ)
+    ta = view.ta()  # the array entered as an argument of this call (alive), or an adopted one (alive: boxed)
+    if view.owner is None:  # not an argument of a running call (whose cleanup syncs it): sync it here
+        st = ta._handle._storage
+        with st.lock:
+            _sync(st, view, ta)
+            view.hdr[GEN] = view.hdr[ES_CHANGED] = view.hdr[CES_CHANGED] = 0
     return ta._with_flow(ta._flow)
+
+
+def _adopt(meminfo, typ):
+    """Give an array created in compiled code its Python side: storage, registry entry, TensorArray object."""
+    from ._shapes import TensorShape
+    from .tensor_array import TensorArray
+
+    dtype = as_dtype(typ.field_dict["data"].dtype)
+    ndim = len(typ.field_dict["zshape"])
+    proxy = _StateProxy._numba_box_(array_type(dtype, ndim, _StateType), meminfo)
+    data, state, shape_id, offsets, hdr, ces, name = _own_of(proxy)
+    h = hdr.tolist()
+    st = _storage.Storage(name, dtype, 0, None, bool(h[DYN]), bool(h[CAR]), bool(h[IDENT]))
+    ta = TensorArray(dtype, handle=_registry.register(st), flow=0.0, infer_shape=bool(h[INFER]))
+    cell = tuple(None if d < 0 else d for d in ces.tolist())
+    ta._element_shape[0] = TensorShape(cell)
+    view = _View(proxy, hdr, (data, state, shape_id, offsets), st._tab, None, ndim, ces)
+    view.cell = cell
+    view.ta = weakref.ref(ta)
+    st._jit = view
+    hdr[GEN] = 1  # take every buffer and the element shape
+    hdr[ES_CHANGED] = 1
+    _sync(st, view, ta)
+    hdr[GEN] = hdr[ES_CHANGED] = hdr[CES_CHANGED] = 0
+    return ta
+
+
+@njit
+def _own_of(s):
+    """Return what the Python side of an array created in compiled code takes from its struct."""
+    return s.data, s.state, s.shape_id, s.offsets, s.hdr, s.ces, s.name
 
 
 # --------------------------------------------------------------------------- unbox / box
@@ -343,9 +392,13 @@ def _box_ta(typ, val, c):
     sr = cgutils.create_struct_proxy(typ)(c.context, c.builder, value=val)
     addr = c.context.nrt.meminfo_data(c.builder, sr.meminfo)
     addr_obj = c.pyapi.long_from_ssize_t(c.builder.ptrtoint(addr, c.pyapi.py_ssize_t))
+    mi_obj = c.box(types.MemInfoPointer(types.voidptr), sr.meminfo)  # a new reference to the struct
+    typ_obj = c.pyapi.unserialize(c.pyapi.serialize_object(typ))
     boxer = c.pyapi.unserialize(c.pyapi.serialize_object(_box))
-    res = c.pyapi.call_function_objargs(boxer, [addr_obj])
+    res = c.pyapi.call_function_objargs(boxer, [addr_obj, mi_obj, typ_obj])
     c.pyapi.decref(boxer)
+    c.pyapi.decref(typ_obj)
+    c.pyapi.decref(mi_obj)
     c.pyapi.decref(addr_obj)
     return res
 
@@ -1429,5 +1482,154 @@ def _ol_split(ta, value, lengths):
         if same:
             _class_merge(ta, shape, vdim)
         return ta
+
+    return impl
+
+
+# --------------------------------------------------------------------------- creating an array in compiled code
+def _dim(d):  # pragma: no cover - replaced by its overload in compiled code
+    """Return a dimension of ``element_shape`` as -1 (None: unknown) or itself (compiled code only)."""
+
+
+@overload(_dim)
+def _ol_dim(d):
+    if _absent(d):
+        return lambda d: -1
+    if isinstance(d, types.Integer):
+
+        def impl(d):
+            if d < 0:
+                raise ValueError(_DIMS_NEGATIVE.replace("{dim}", str(d)))
+            return d
+
+        return impl
+    raise TypingError(f"element_shape: each dimension must be an int or None inside compiled code, not {d}")
+
+
+def _flag(x, default):  # pragma: no cover - replaced by its overload in compiled code
+    """Return ``bool(x)``, or ``default`` for None (compiled code only)."""
+
+
+@overload(_flag)
+def _ol_flag(x, default):
+    if _absent(x):
+        return lambda x, default: default
+    if isinstance(x, (types.Boolean, types.Integer)):
+        return lambda x, default: bool(x)
+    raise TypingError(f"expected a bool, got {x}")
+
+
+def _base_name(tensor_array_name, name):  # pragma: no cover - replaced by its overload in compiled code
+    """Return ``tensor_array_name or name or "TensorArray"`` (compiled code only)."""
+
+
+@overload(_base_name)
+def _ol_base_name(tensor_array_name, name):
+    given = [not _absent(t) for t in (tensor_array_name, name)]
+    for t, g in zip((tensor_array_name, name), given, strict=True):
+        if g and not isinstance(t, types.UnicodeType):
+            raise TypingError(f"tensor_array_name and name must be str inside compiled code, not {t}")
+    a, b = given
+
+    def impl(tensor_array_name, name):
+        if a and len(tensor_array_name):
+            return tensor_array_name
+        if b and len(name):
+            return name
+        return "TensorArray"
+
+    return impl
+
+
+def _absent(t):
+    """Whether the argument type ``t`` of an overload stands for None (omitted, or passed as None)."""
+    return t is None or isinstance(t, (types.NoneType, types.Omitted))
+
+
+def new_array(dtype, size, dynamic_size, clear_after_read, tensor_array_name, handle, flow, infer_shape,
+              element_shape, colocate_with_first_write_call, name):  # fmt: skip
+    """Typing of ``numba_ta.TensorArray(...)`` in compiled code: return the implementation (``@overload``)."""
+    from ._dtypes import as_dtype as ta_dtype
+
+    if isinstance(dtype, types.NumberClass):
+        nb = dtype.instance_type
+    elif isinstance(dtype, types.DType):
+        nb = dtype.dtype
+    else:
+        raise TypingError(
+            f"TensorArray in compiled code: dtype must be a numpy scalar type or dtype (np.float32, "
+            f"np.dtype('float32')), not {dtype}"
+        )
+    np_dtype = ta_dtype(as_dtype(nb))
+    for arg, value in (("handle", handle), ("flow", flow)):
+        if not _absent(value):
+            raise TypingError(f"TensorArray in compiled code: `{arg}` is not supported there (create it in Python)")
+    if not isinstance(element_shape, types.BaseTuple):
+        raise TypingError(
+            "TensorArray in compiled code needs element_shape as a tuple (its length, the element rank, must be "
+            f"known when the function compiles; None for an unknown dimension), not {element_shape}"
+        )
+    ndim = len(element_shape)
+    homogeneous = isinstance(element_shape, types.UniTuple)
+    if _absent(size):
+        has_size = False
+    elif isinstance(size, types.Integer):
+        has_size = True
+    else:
+        raise TypingError(f"TensorArray in compiled code: size must be an int, not {size}")
+    ta_type = array_type(np_dtype, ndim)
+    scalar = np_dtype.type
+    zshape = (0,) * ndim
+
+    def impl(dtype, size=None, dynamic_size=None, clear_after_read=None, tensor_array_name=None, handle=None,
+             flow=None, infer_shape=True, element_shape=None, colocate_with_first_write_call=True,
+             name=None):  # fmt: skip
+        if not has_size:
+            raise ValueError(_NO_SIZE)
+        es = np.empty(ndim, np.int64)
+        if ndim:
+            k = 0
+            if homogeneous:
+                for d in element_shape:
+                    es[k] = _dim(d)
+                    k += 1
+            else:
+                for d in literal_unroll(element_shape):
+                    es[k] = _dim(d)
+                    k += 1
+        n = np.int64(size)
+        if n < 0:
+            raise InvalidArgumentError(_SIZE_NEGATIVE)
+        dyn = _flag(dynamic_size, False)
+        car = _flag(clear_after_read, True)
+        infer = _flag(infer_shape, True)
+        base = _base_name(tensor_array_name, name)
+        with objmode(uname="unicode_type"):
+            uname = _registry.new_name(base)
+        s = structref.new(ta_type)
+        s.data = np.empty(0, scalar)
+        s.state = np.zeros(n, np.uint8)
+        s.shape_id = np.zeros(n, np.int32)
+        s.offsets = np.zeros(n, np.int64)
+        h = np.zeros(NHDR, np.int64)
+        h[SIZE] = n
+        h[CAP] = n
+        h[LAYOUT] = _NONE
+        h[DYN] = dyn
+        h[CAR] = car
+        h[IDENT] = infer  # the class creates its arrays with identical_element_shapes=infer_shape
+        h[CLASS_KNOWN] = 1
+        h[INFER] = infer
+        h[FASTSID] = -1
+        h[ES_KNOWN] = 1
+        h[MARKED] = -1
+        s.hdr = h
+        s.shapes = np.zeros((0, ndim), np.int64)
+        s.items = np.zeros(0, np.int64)
+        s.es = es
+        s.ces = es.copy()
+        s.zshape = zshape
+        s.name = uname
+        return s
 
     return impl

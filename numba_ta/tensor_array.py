@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import numpy as np
+from numba.core.extending import overload
 
 from . import _messages, raw_ops
 from ._dtypes import as_dtype, graph_array, to_index_array
@@ -770,3 +771,28 @@ class TensorArray:
     def __copy__(self) -> TensorArray:
         """``copy.copy``: a new object over the SAME array (as :meth:`identity`); shares its element shape."""
         return self._with_flow(self._flow)
+
+
+# ``numba_ta.TensorArray(...)`` inside @numba.njit code (see numba_ta._jit.new_array; imported when first used)
+@overload(TensorArray)
+def _compiled_constructor(  # type: ignore[no-untyped-def]  # Numba compares this signature with the implementation's
+    dtype,
+    size=None,
+    dynamic_size=None,
+    clear_after_read=None,
+    tensor_array_name=None,
+    handle=None,
+    flow=None,
+    infer_shape=True,
+    element_shape=None,
+    colocate_with_first_write_call=True,
+    name=None,
+):
+    """Typing of ``TensorArray(...)`` in compiled code: arguments are Numba types (or their Python defaults)."""
+    global _jit
+    if _jit is None:
+        from . import _jit
+    return _jit.new_array(
+        dtype, size, dynamic_size, clear_after_read, tensor_array_name, handle, flow, infer_shape, element_shape,
+        colocate_with_first_write_call, name,
+    )  # fmt: skip

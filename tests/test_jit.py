@@ -171,13 +171,41 @@ def make(kind, dtype, width):
 KINDS = ["static", "dynamic", "keep", "infer", "norank", "norank_infer", "grad"]
 
 
-@pytest.mark.parametrize("kind", KINDS)
+# the same arrays as make() (float64, width 3), created inside compiled code
+@numba.njit
+def c_static():
+    return numba_ta.TensorArray(np.float64, size=6, element_shape=(3,))
+
+
+@numba.njit
+def c_dynamic():
+    return numba_ta.TensorArray(np.float64, size=0, dynamic_size=True, element_shape=(3,))
+
+
+@numba.njit
+def c_keep():
+    return numba_ta.TensorArray(np.float64, size=4, dynamic_size=True, clear_after_read=False, element_shape=(3,))
+
+
+@numba.njit
+def c_infer():
+    return numba_ta.TensorArray(np.float64, size=5, element_shape=(None,))
+
+
+MAKE_COMPILED = {"static": c_static, "dynamic": c_dynamic, "keep": c_keep, "infer": c_infer}
+
+
+@pytest.mark.parametrize(
+    ("kind", "created"),
+    [(k, False) for k in KINDS] + [(k, True) for k in MAKE_COMPILED],
+    ids=lambda v: {False: "made_in_python", True: "made_in_compiled_code"}.get(v, v) if isinstance(v, bool) else v,
+)
 @pytest.mark.parametrize("seed", range(6))
-def test_random_mix_of_python_and_compiled_ops_agrees_with_python(kind, seed):
-    rng = np.random.default_rng([seed, KINDS.index(kind)])
+def test_random_mix_of_python_and_compiled_ops_agrees_with_python(kind, created, seed):
+    rng = np.random.default_rng([seed, KINDS.index(kind), created])
     dtype, width = np.float64, 3
     a = make(kind, dtype, width)  # Python only
-    b = make(kind, dtype, width)  # a mix
+    b = MAKE_COMPILED[kind]() if created else make(kind, dtype, width)  # a mix
     na, nb = a.handle.name, b.handle.name
     for step in range(60):
         name, args = random_op(rng, 6, width, dtype)
@@ -238,6 +266,124 @@ def test_gradient_array_sums_inside_compiled_code():
     one, zero = backward(g, np.ones(2))
     np.testing.assert_array_equal(one, [3.0, 3.0])
     np.testing.assert_array_equal(zero, [0.0, 0.0])
+
+
+# --------------------------------------------------------------------------- arrays created in compiled code
+@numba.njit
+def leaky_integrator_new(x, decay):
+    ta = numba_ta.TensorArray(np.float32, size=0, dynamic_size=True, element_shape=(x.shape[1],))
+    h = np.zeros(x.shape[1], np.float32)
+    for t in range(x.shape[0]):
+        h = np.tanh(decay * h + x[t])
+        ta = ta.write(t, h)
+    return ta, ta.stack()
+
+
+def test_array_created_in_compiled_code_is_an_ordinary_array_after_the_call():
+    x = np.random.default_rng(1).random((20, 4)).astype(np.float32)
+    ta, hs = leaky_integrator_new(x, np.float32(0.5))
+    ref = numba_ta.TensorArray(np.float32, size=0, dynamic_size=True, element_shape=[4])
+    ref2, hs2 = leaky_integrator(ref, x, np.float32(0.5))
+    np.testing.assert_array_equal(hs, hs2)
+    assert isinstance(ta, numba_ta.TensorArray) and ta.handle.name.startswith("TensorArray_")
+    sa, sb = nt_state(ta.handle), nt_state(ref.handle)
+    sa.pop("name", None)
+    sb.pop("name", None)
+    assert same_snapshot(sa, sb)
+    assert ta.element_shape == ref.element_shape and ta.dynamic_size
+    ta.write(20, np.ones(4, np.float32))  # Python ops go on with it, and compiled ones
+    np.testing.assert_array_equal(j_read(ta, 20), np.ones(4, np.float32))
+    g = ta.grad("gradients")
+    assert g.handle.name == ta.handle.name + "@gradients"
+
+
+@numba.njit
+def make_args(n, d):
+    return numba_ta.TensorArray(np.int32, size=n, element_shape=(d, 2), tensor_array_name="named")
+
+
+@numba.njit
+def make_scalar_elements():
+    return numba_ta.TensorArray(np.dtype("float32"), size=2, element_shape=(), infer_shape=False)
+
+
+@numba.njit
+def make_no_size():
+    return numba_ta.TensorArray(np.float32, element_shape=(2,))
+
+
+@pytest.mark.parametrize(("n", "d"), [(2, 3), (-1, 3), (2, -1), (-1, -1), (0, 0)])
+def test_creation_errors_and_attributes_match_the_python_class(n, d):
+    py = outcome(lambda: numba_ta.TensorArray(np.int32, size=n, element_shape=[d, 2], tensor_array_name="named"))
+    jit = outcome(make_args, n, d)
+    assert py[0] == jit[0], (py, jit)
+    if not py[0]:
+        assert py[1] == jit[1]
+        return
+    a, b = py[1], jit[1]
+    assert b.handle.name.startswith("named_") and b.element_shape == a.element_shape and b.size() == a.size()
+    assert b.dtype == a.dtype == np.int32
+
+
+def test_creation_without_size_and_of_scalar_elements():
+    with pytest.raises(ValueError, match="`size` must be provided"):
+        make_no_size()
+    ta = make_scalar_elements()
+    assert ta.element_shape == () and ta.size() == 2 and ta.dtype == np.float32
+    np.testing.assert_array_equal(ta.stack(), np.zeros(2, np.float32))  # unwritten, fully defined: zeros
+
+
+def test_array_created_and_returned_twice_is_one_array():
+    @numba.njit
+    def twice():
+        a = numba_ta.TensorArray(np.float64, size=2, element_shape=(2,))
+        a = a.write(0, np.ones(2))
+        return a, a
+
+    p, q = twice()
+    assert p.handle == q.handle
+    np.testing.assert_array_equal(q.read(0), np.ones(2))
+    with pytest.raises(numba_ta.errors.InvalidArgumentError, match="cleared"):
+        p.read(0)
+
+
+@pytest.mark.jit_only("typing of compiled functions")
+def test_creation_needs_an_element_shape_of_known_rank_and_no_handle():
+    @numba.njit
+    def no_shape():
+        return numba_ta.TensorArray(np.float32, size=2)
+
+    with pytest.raises(numba.core.errors.TypingError, match="needs element_shape as a tuple"):
+        no_shape()
+
+    @numba.njit
+    def with_flow():
+        return numba_ta.TensorArray(np.float32, size=2, element_shape=(1,), flow=0.0)
+
+    with pytest.raises(numba.core.errors.TypingError, match="`flow` is not supported"):
+        with_flow()
+
+
+@pytest.mark.jit_only("an array made and dropped in compiled code never reaches Python")
+def test_array_created_and_dropped_in_compiled_code_leaves_nothing_behind():
+    import gc
+
+    from numba_ta import _registry
+
+    @numba.njit
+    def dropped(n):
+        total = 0.0
+        for _ in range(n):
+            a = numba_ta.TensorArray(np.float64, size=1, element_shape=(2,))
+            a = a.write(0, np.ones(2))
+            total += a.read(0).sum()
+        return total
+
+    gc.collect()
+    before = len(_registry._live)
+    assert dropped(50) == 100.0
+    gc.collect()
+    assert len(_registry._live) == before
 
 
 # --------------------------------------------------------------------------- the entry rules
