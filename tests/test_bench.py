@@ -23,7 +23,7 @@ SUITE = ROOT / "asv_bench"
 if str(SUITE) not in sys.path:
     sys.path.insert(0, str(SUITE))
 
-from benchmarks import report, workloads  # noqa: E402
+from benchmarks import jit_workloads, report, workloads  # noqa: E402
 
 TINY = ["--repeat", "2", "--size", "64K", "--element", "1K", "--small", "20", "--warmup", "0", "--no-progress"]
 HAS_TF = importlib.util.find_spec("tensorflow") is not None
@@ -213,7 +213,7 @@ def test_make_case_rejects_bad_arguments():
 
 
 def test_suite_doctests():
-    for module in (workloads, report):
+    for module in (workloads, report, jit_workloads):
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.failed == 0 and result.attempted > 0, (module.__name__, result)
 
@@ -303,3 +303,105 @@ def test_no_tracker_references_where_users_look():
         if pattern.search(line)
     ]
     assert hits == []
+
+
+# --------------------------------------------------------------------------- the compiled-code section
+
+JIT_VARIANTS = {(w, v) for w in jit_workloads.WORKLOADS for v in jit_workloads.VARIANTS[w]}
+
+
+def test_jit_self_test_checks_every_variant():
+    results = jit_workloads.self_test(n=7, items=3)
+    assert set(results) == JIT_VARIANTS
+    assert all(status == "ok" for status in results.values()), results
+
+
+def test_jit_case_check_rejects_a_wrong_result():
+    case = jit_workloads.make_jit_case("write", "numpy", n=4, items=3)
+    with pytest.raises(AssertionError, match="differ"):
+        case.check(np.zeros((4, 3), np.float32))  # what a loop that wrote nothing leaves
+    case = jit_workloads.make_jit_case("read", "numba_ta", n=4, items=3)
+    acc, count = case.run(case.prepare())
+    case.check((acc, count))
+    with pytest.raises(AssertionError, match="first column"):
+        case.check((acc + 1.0, count))
+    with pytest.raises(AssertionError, match="read 11 numbers"):
+        case.check((acc, 11))
+
+
+def test_jit_functions_taking_a_tensorarray_are_keyed_on_numba_ta_sources():
+    """Numba's cache key holds the closure: a change to numba_ta's sources must not reuse cached code."""
+    stamp = jit_workloads.source_stamp()
+    fns = jit_workloads.compiled_functions()
+    for name in ("ta_write", "ta_read", "ta_stack", "ta_size"):
+        py = getattr(fns[name], "py_func", fns[name])  # a plain function under NUMBA_DISABLE_JIT=1
+        assert stamp in [c.cell_contents for c in py.__closure__ or ()], name
+
+
+def test_make_jit_case_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="unknown workload"):
+        jit_workloads.make_jit_case("nope", "numpy")
+    with pytest.raises(ValueError, match="unknown variant"):
+        jit_workloads.make_jit_case("stack", "typed_list")
+    with pytest.raises(ValueError, match="float32 or float64"):
+        jit_workloads.make_jit_case("stack", "numpy", dtype="int8")
+    with pytest.raises(ValueError, match=">= 1"):
+        jit_workloads.make_jit_case("stack", "numpy", n=0)
+
+
+def test_bench_compiled_section(tmp_path, capsys):
+    path = tmp_path / "compiled.json"
+    code, out, err = run_cli([*TINY, "--no-tf", "--workloads", "compiled", "--json", str(path)], capsys)
+    assert code == 0, err
+    section = out[out.index("compiled code:") :]
+    for text in ("typed.List", "nt dynamic", "stack bandwidth", "targets met or MISSED", "f(ta) - g(arr)"):
+        assert text in section, text
+    doc = json.loads(path.read_text())
+    assert doc["results"] == []
+    compiled = doc["compiled"]
+    got = {(r["op"], r["impl"]) for r in compiled["results"]}
+    assert got == JIT_VARIANTS
+    for r in compiled["results"]:
+        assert r["status"] == "ok", r
+        assert r["n"] == r["per_call"] == 20 and r["items"] == 64
+        assert len(r["times"]) == 2 and all(t >= 0 for t in r["times"])
+        assert r["unit"] == ("call" if r["op"] == "call" else "element")
+    stack = [r for r in compiled["results"] if r["op"] == "stack"]
+    assert all(r["nbytes"] == 20 * 64 * 4 and r["gbytes_per_second"] > 0 for r in stack)
+    targets = {t["ratio"]: t for t in compiled["targets"]}
+    bounded = {k: t for k, t in targets.items() if t["bound"]}
+    assert set(bounded) == {
+        "write: TensorArray / numpy row assignment",
+        "write: typed.List append / TensorArray",
+        "write: typed.List append / dynamic TensorArray",
+        "read: TensorArray / numpy row copy",
+        "stack: speed / numpy arr.copy()",
+        "call: f(ta) - g(arr), us per call",
+    }
+    assert all(t["status"] in ("met", "MISSED") and t["measured"] is not None for t in bounded.values())
+    assert {"first_call_seconds", "seconds", "cache_hits", "cache_misses"} <= set(compiled)
+
+
+def test_bench_compiled_variant_with_a_wrong_result_is_an_error_not_a_time(monkeypatch, capsys, tmp_path):
+    make = jit_workloads.make_jit_case
+    path = tmp_path / "broken.json"
+
+    def broken(workload, variant, *args, **kw):
+        case = make(workload, variant, *args, **kw)
+        if (workload, variant) == ("stack", "numpy"):
+            case.run = lambda arr: np.zeros_like(arr)  # fast and wrong
+        return case
+
+    monkeypatch.setattr(report.jw, "make_jit_case", broken)
+    code, out, err = run_cli([*TINY, "--no-tf", "--workloads", "compiled", "--json", str(path)], capsys)
+    assert code == 1
+    assert "ERROR compiled stack/numpy: AssertionError: numpy: the values differ from the rows written" in out
+    assert "1 case(s) failed" in err
+    row = next(line for line in out.splitlines() if line.startswith("stack "))
+    assert row.split()[-1] == "ERROR"
+    compiled = json.loads(path.read_text())["compiled"]
+    broken_result = next(r for r in compiled["results"] if (r["op"], r["impl"]) == ("stack", "numpy"))
+    assert broken_result["status"] == "error" and broken_result["times"] == [] and broken_result["per_op"] is None
+    target = next(t for t in compiled["targets"] if t["ratio"].startswith("stack"))
+    assert target["status"] == "not measured" and target["measured"] is None
+    assert all(r["status"] == "ok" for r in compiled["results"] if r is not broken_result)

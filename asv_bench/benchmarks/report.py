@@ -10,6 +10,13 @@ machine, where asv records runs across commits.
 The goals checked after the table (:func:`check_goals`) are the
 "Performance goals" of the documentation's Performance page.
 
+The ``compiled`` workload is a section of its own, after the goals: the
+workloads of :mod:`jit_workloads` (a TensorArray inside ``@numba.njit``
+against numpy and ``numba.typed.List`` in the same compiled loop, and the
+cost of calling a compiled function with a TensorArray argument), each
+variant checked once before it is timed, with the ratios of their targets
+(:func:`compiled_targets`).
+
 Examples
 --------
 >>> cfg = Config(repeat=1, small_n=10, bulk_bytes=1 << 12, element_bytes=256, growth_ns=(10, 20),
@@ -49,6 +56,7 @@ import numpy as np
 
 import numba_ta
 
+from . import jit_workloads as jw
 from . import workloads as wl
 
 __all__ = [
@@ -59,6 +67,7 @@ __all__ = [
     "run",
     "format_table",
     "check_goals",
+    "compiled_targets",
     "to_json",
     "plot",
     "main",
@@ -83,6 +92,7 @@ WORKLOADS = (
     "growth",
     "bptt",
     "import",
+    "compiled",
 )
 BULK = ("stack", "gather", "scatter", "unstack", "concat", "split", "accumulate")
 
@@ -96,7 +106,8 @@ class Config:
     repeat : int
         Timed calls per case; the table shows their median.
     small_n : int
-        Elements in the write and read loops.
+        Elements in the write and read loops, and rows per compiled loop (or
+        calls) in the ``compiled`` section.
     small_items : int
         Items per element in the loops and the growth workload (64: 256 bytes of float32).
     bulk_bytes : int
@@ -219,12 +230,21 @@ class Report:
     copyto : dict
         ``{"seconds": s, "nbytes": b}``: ``np.copyto`` of the bulk bytes into a
         preallocated buffer, the bandwidth reference of the bulk goals.
+    compiled : list of Result
+        The ``compiled`` section: one Result per (workload, variant) of
+        :mod:`jit_workloads` (``workload`` and ``op`` the workload, ``impl``
+        the variant, ``per_call`` = ``n``); empty when not run.
+    compiled_info : dict
+        The section's first calls: ``{"seconds", "first_call_seconds",
+        "cache_hits", "cache_misses"}`` (see :func:`to_json`).
     """
 
     config: Config
     meta: dict
     results: list
     copyto: dict = field(default_factory=dict)
+    compiled: list = field(default_factory=list)
+    compiled_info: dict = field(default_factory=dict)
 
     def get(self, workload, impl):
         """The :class:`Result` of (`workload`, `impl`), or None."""
@@ -243,10 +263,24 @@ class Report:
 
     def ratio(self, workload, impl, base):
         """``per_op(impl) / per_op(base)`` for `workload`, or None."""
-        a, b = self.get(workload, impl), self.get(workload, base)
-        if a is None or b is None or a.per_op is None or b.per_op is None or b.per_op <= 0:
-            return None
-        return a.per_op / b.per_op
+        return _ratio(self.get(workload, impl), self.get(workload, base))
+
+    def get_compiled(self, workload, variant):
+        """The :class:`Result` of the ``compiled`` section's (`workload`, `variant`), or None."""
+        for r in self.compiled:
+            if r.op == workload and r.impl == variant:
+                return r
+        return None
+
+    def compiled_ratio(self, workload, variant, base):
+        """``per_op(variant) / per_op(base)`` in the ``compiled`` section, or None."""
+        return _ratio(self.get_compiled(workload, variant), self.get_compiled(workload, base))
+
+
+def _ratio(a, b):
+    if a is None or b is None or a.per_op is None or b.per_op is None or b.per_op <= 0:
+        return None
+    return a.per_op / b.per_op
 
 
 def _meta(cfg):
@@ -278,6 +312,8 @@ def _plan(cfg):
     bulk_n, bulk_items = cfg.bulk_shape()
     plan = []
     for w in cfg.workloads:
+        if w == "compiled":  # a section of its own (_run_compiled)
+            continue
         if w == "import":
             if "numba_ta" in cfg.impls:
                 plan.append(("import", "import", "numba_ta", 1, 64))
@@ -379,16 +415,20 @@ def run(cfg=None, progress=True, stream=None):
     if not cfg.use_tf:
         cfg.impls = tuple(i for i in cfg.impls if not i.startswith("tf"))
     plan = _plan(cfg)
+    jit_plan = _compiled_plan(cfg)
     # TensorFlow cases last: TF's thread pools may still spin after its ops and would slow what follows
     order = sorted(range(len(plan)), key=lambda k: (plan[k][2].startswith("tf"), k))
     results = [None] * len(plan)
     copyto = None
-    prog = _Progress(len(plan), stream=stream, enabled=progress)
+    compiled = None
+    prog = _Progress(len(plan) + len(jit_plan), stream=stream, enabled=progress)
     try:
         for k in order:
             name, op, impl, n, items = plan[k]
             if copyto is None and impl.startswith("tf"):
                 copyto = _copyto_reference(cfg)  # before TensorFlow's thread pools can slow it down
+            if compiled is None and impl.startswith("tf"):
+                compiled = _run_compiled(cfg, jit_plan, prog)
             label = f"{name}/{wl.IMPL_LABELS[impl]}"
             prog.start(label)
             res = Result(name, op, impl, n, items, cfg.dtype)
@@ -416,12 +456,66 @@ def run(cfg=None, progress=True, stream=None):
                 text = f"ERROR {res.message}"
             results[k] = res
             prog.finish(label, text)
+        if compiled is None:
+            compiled = _run_compiled(cfg, jit_plan, prog)
     finally:
         prog.close()
     report = Report(cfg, _meta(cfg), [r for r in results if r is not None])
     report.meta["loadavg_at_start"] = load
     report.copyto = copyto or _copyto_reference(cfg)
+    report.compiled, report.compiled_info = compiled
     return report
+
+
+def _compiled_plan(cfg):
+    """The (workload, variant) cases of the ``compiled`` section (none unless asked for, with numba_ta)."""
+    if "compiled" not in cfg.workloads or "numba_ta" not in cfg.impls:
+        return []
+    return [(w, v) for w in jw.WORKLOADS for v in jw.VARIANTS[w]]
+
+
+def _cache_counts():
+    """Signatures Numba loaded from its cache, and compiled, in the compiled workloads' functions."""
+    hits = misses = 0
+    for fn in jw.compiled_functions().values():
+        stats = getattr(fn, "stats", None)  # None under NUMBA_DISABLE_JIT=1
+        if stats is not None:
+            hits += sum(stats.cache_hits.values())
+            misses += sum(stats.cache_misses.values())
+    return hits, misses
+
+
+def _run_compiled(cfg, jit_plan, prog):
+    """Measure the ``compiled`` section: each variant checked once (compiling it), then timed."""
+    results = []
+    if not jit_plan:
+        return results, {}
+    t_start = time.perf_counter()
+    first = 0.0
+    for w, v in jit_plan:
+        label = f"compiled {w}/{jw.VARIANT_LABELS[v]}"
+        prog.start(label)
+        res = Result(w, w, v, cfg.small_n, cfg.small_items, cfg.dtype, per_call=cfg.small_n)
+        try:
+            case = jw.make_jit_case(w, v, cfg.small_n, cfg.small_items, cfg.dtype)
+            res.nbytes = case.nbytes
+            first += case.verify()  # compilation or cache load, and the result checked: never timed unchecked
+            res.times = wl.measure(case, repeat=cfg.repeat, warmup=0, warmup_time=cfg.warmup_time)
+            del case
+            text = f"{_fmt_time(res.per_op)} per {'call' if w == 'call' else 'element'}"
+        except Exception as e:  # a broken variant must not hide the others
+            res.status, res.message = "error", f"{type(e).__name__}: {e}"
+            text = f"ERROR {res.message}"
+        results.append(res)
+        prog.finish(label, text)
+    hits, misses = _cache_counts()
+    info = {
+        "seconds": time.perf_counter() - t_start,
+        "first_call_seconds": first,
+        "cache_hits": hits,
+        "cache_misses": misses,
+    }
+    return results, info
 
 
 def _copyto_reference(cfg):
@@ -522,7 +616,7 @@ def format_table(report):
             row.append(_fmt_ratio(report.ratio(w, "numba_ta", base)))
         table.append(row)
     widths = [max(len(r[c]) for r in table) for c in range(len(header))]
-    for k, row in enumerate(table):
+    for k, row in enumerate(table if report.results else []):  # no table for the compiled section alone
         cells = [row[c].ljust(widths[c]) if c < 3 else row[c].rjust(widths[c]) for c in range(len(row))]
         lines.append("  ".join(cells).rstrip())
         if k == 0:
@@ -545,7 +639,84 @@ def format_table(report):
                 f"  (np.copyto of {_fmt_bytes(c['nbytes'])}: {_fmt_time(c['seconds'])}, "
                 f"{c['nbytes'] / c['seconds'] / 1e9:.2f} GB/s; the bulk goals are stated for 64 MiB)"
             )
+    if report.compiled:
+        lines += ([""] if lines[-1] else []) + format_compiled(report)
     return "\n".join(lines)
+
+
+def _gbps(r):
+    """GB/s of one call of `r` (its element bytes over its median time), or None."""
+    m = r.median if r is not None and r.status == "ok" else None
+    return r.nbytes / m / 1e9 if m else None
+
+
+def format_compiled(report):
+    """The ``compiled`` section of the table: time per element of every variant, then the targets' ratios.
+
+    Parameters
+    ----------
+    report : Report
+
+    Returns
+    -------
+    list of str
+        The section's lines (none if it was not run).
+    """
+    if not report.compiled:
+        return []
+    first = report.compiled[0]
+    dt = {"float32": "f32", "float64": "f64"}.get(first.dtype, first.dtype)
+    info = report.compiled_info
+    lines = [
+        f"compiled code: numba_ta's TensorArray inside @numba.njit, median of {report.config.repeat} runs; "
+        f"one timed call is a compiled loop over {first.n} rows of {first.items} {dt} "
+        f"(stack: one stack of them; call: {first.n} calls from Python), shown per row (per call)",
+    ]
+    if info:
+        lines.append(
+            f"the section took {info['seconds']:.1f} s, {info['first_call_seconds']:.1f} s of it in the first calls "
+            f"(compilation or cache load; {info['cache_hits']} of {info['cache_hits'] + info['cache_misses']} "
+            "signatures from Numba's cache)"
+        )
+    variants = [v for v in jw.VARIANT_LABELS if any(r.impl == v for r in report.compiled)]
+    header = ["workload", "per"] + [jw.VARIANT_LABELS[v] for v in variants]
+    table = [header]
+    for w in jw.WORKLOADS:
+        rs = [r for r in report.compiled if r.op == w]
+        if not rs:
+            continue
+        row = [w, "call" if w == "call" else "element"]
+        for v in variants:
+            r = report.get_compiled(w, v)
+            row.append("" if r is None else _fmt_time(r.per_op) if r.status == "ok" else "ERROR")
+        table.append(row)
+    widths = [max(len(r[c]) for r in table) for c in range(len(header))]
+    for k, row in enumerate(table):
+        cells = [row[c].ljust(widths[c]) if c < 2 else row[c].rjust(widths[c]) for c in range(len(row))]
+        lines.append("  ".join(cells).rstrip())
+        if k == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    stack = [(v, _gbps(report.get_compiled("stack", v))) for v in jw.VARIANTS["stack"]]
+    if any(g for _, g in stack):
+        nbytes = next(r.nbytes for r in report.compiled if r.op == "stack")
+        bw = ", ".join(f"{jw.VARIANT_LABELS[v]} {g:.2f} GB/s" for v, g in stack if g)
+        lines.append(f"stack bandwidth ({_fmt_bytes(nbytes)} per call): {bw}")
+    for w in jw.WORKLOADS:
+        what = [f"{jw.VARIANT_LABELS[v]}: {jw.DESCRIPTIONS[(w, v)]}" for v in jw.VARIANTS[w]]
+        if report.get_compiled(w, jw.VARIANTS[w][0]) is not None:
+            lines.append(f"  {w:<6} " + "; ".join(what))
+    for r in report.compiled:
+        if r.status != "ok":
+            lines.append(f"ERROR compiled {r.op}/{r.impl}: {r.message}")
+    targets = compiled_targets(report)
+    if targets:
+        lines += ["", "compiled code: ratios, and their targets met or MISSED in this run"]
+        tw = max(len(t["ratio"]) for t in targets)
+        for t in targets:
+            mval = "-" if t["measured"] is None else f"{t['measured']:.3g}"
+            status = t["status"] if t["bound"] else ""
+            lines.append(f"  {t['ratio']:<{tw}}  {mval:>8} {t['bound']:<8}  {status}".rstrip())
+    return lines
 
 
 def check_goals(report):
@@ -618,8 +789,80 @@ def check_goals(report):
     return out
 
 
+def compiled_targets(report):
+    """The ratios of the ``compiled`` section, with the targets they are held to.
+
+    In one compiled loop over 64-float32 rows: a TensorArray ``write`` takes
+    at most 2x a numpy row assignment into a preallocated array and is at
+    least 2x faster than ``typed.List.append`` of a copy of the row (for the
+    preallocated and the dynamic array); a ``read`` at most 2x a numpy row
+    copy; ``stack`` runs at copy bandwidth (at least 0.8x the speed of
+    ``arr.copy()`` of the same array, the tolerance of the bulk goals); and a
+    call with a TensorArray argument costs at most 1 us more than the same
+    call with an ndarray.  The other ratios are shown without a target.
+
+    Parameters
+    ----------
+    report : Report
+
+    Returns
+    -------
+    list of dict
+        ``{"ratio", "measured", "unit", "bound", "status"}``: what is
+        compared, its value (a ratio, or microseconds for the call's
+        difference), the bound (``""`` when there is no target) and ``"met"``,
+        ``"MISSED"``, ``"not measured"`` or ``""`` (no target).
+    """
+    out = []
+    if not report.compiled:
+        return out
+
+    def add(ratio, value, bound="", ok=None, unit="x"):
+        if value is None:
+            status = "not measured" if bound else ""
+        else:
+            status = "" if ok is None else ("met" if ok(value) else "MISSED")
+        out.append({"ratio": ratio, "measured": value, "unit": unit, "bound": bound, "status": status})
+
+    cr = report.compiled_ratio
+    if report.get_compiled("write", "numba_ta") is not None:
+        add("write: TensorArray / numpy row assignment", cr("write", "numba_ta", "numpy"), "<= 2", lambda v: v <= 2)
+        add("write: dynamic TensorArray / numpy row assignment", cr("write", "numba_ta_dynamic", "numpy"))
+        add("write: typed.List append / TensorArray", cr("write", "typed_list", "numba_ta"), ">= 2", lambda v: v >= 2)
+        add(
+            "write: typed.List append / dynamic TensorArray",
+            cr("write", "typed_list", "numba_ta_dynamic"),
+            ">= 2",
+            lambda v: v >= 2,
+        )
+    if report.get_compiled("read", "numba_ta") is not None:
+        add("read: TensorArray / numpy row copy", cr("read", "numba_ta", "numpy"), "<= 2", lambda v: v <= 2)
+        add("read: typed.List row copy / TensorArray", cr("read", "typed_list", "numba_ta"))
+    if report.get_compiled("stack", "numba_ta") is not None:
+        add("stack: speed / numpy arr.copy()", cr("stack", "numpy", "numba_ta"), ">= 0.8", lambda v: v >= 0.8)
+    ta, arr, none = (report.get_compiled("call", v) for v in ("numba_ta", "numpy", "no_arg"))
+
+    def delta_us(a, b):
+        if a is None or b is None or a.per_op is None or b.per_op is None:
+            return None
+        return (a.per_op - b.per_op) * 1e6
+
+    if ta is not None:
+        add("call: f(ta) - g(arr), us per call", delta_us(ta, arr), "<= 1", lambda v: v <= 1, unit="us")
+        add("call: g(arr) - h(), us per call", delta_us(arr, none), unit="us")
+    return out
+
+
 def to_json(report):
     """The report as a JSON string (schema 2: the goals are under ``"goals"``).
+
+    With the ``compiled`` section, ``"compiled"`` holds its results (as
+    ``"results"`` does, plus ``"description"`` and, for ``stack``,
+    ``"gbytes_per_second"``), its ``"targets"`` (:func:`compiled_targets`),
+    the section's wall time ``"seconds"``, the time of its first calls
+    ``"first_call_seconds"`` (compilation or cache load, checked results),
+    and the signatures Numba loaded from its cache (``"cache_hits"``) or
+    compiled (``"cache_misses"``).
 
     Parameters
     ----------
@@ -654,7 +897,21 @@ def to_json(report):
         },
         "goals": check_goals(report),
     }
+    if report.compiled:
+        doc["compiled"] = _compiled_json(report)
     return json.dumps(doc, indent=2, default=_json_default)
+
+
+def _compiled_json(report):
+    results = []
+    for r in report.compiled:
+        d = r.as_dict()
+        d["unit"] = "call" if r.op == "call" else "element"
+        d["description"] = jw.DESCRIPTIONS[(r.op, r.impl)]
+        if r.op == "stack":
+            d["gbytes_per_second"] = _gbps(r)
+        results.append(d)
+    return {**report.compiled_info, "results": results, "targets": compiled_targets(report)}
 
 
 def _json_default(o):
@@ -874,7 +1131,8 @@ def build_parser(prog="python -m benchmarks.report", epilog=None, bench_dir_help
         type=_positive_int,
         default=None,
         metavar="N",
-        help="elements written and read one at a time in the write/read loops (default: 10000)",
+        help="elements written and read one at a time in the write/read loops, and rows (or calls) per timing "
+        "in the compiled section (default: 10000)",
     )
     parser.add_argument(
         "--warmup",
@@ -996,7 +1254,7 @@ def _run_command(args, out, prog):
     if args.plot is not None:
         plot(report, args.plot)
         print(f"chart written to {args.plot}", file=out)
-    failed = [r for r in report.results if r.status == "error"]
+    failed = [r for r in report.results + report.compiled if r.status == "error"]
     if failed:
         print(f"{prog}: error: {len(failed)} case(s) failed (see ERROR lines above)", file=sys.stderr)
         return 1
