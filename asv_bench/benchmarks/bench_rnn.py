@@ -25,3 +25,17 @@ class BPTTStep:
 
     def time_bptt_step(self, impl):
         self.case.run(self.state)
+
+
+class BPTTStepCompiled:
+    """The same step with its time loops in ``@numba.njit`` code (``loss_and_grads_compiled``, ``demo --jit``)."""
+
+    timeout = 300
+
+    def setup(self):
+        self.case = workloads.make_case("bptt_jit", "numba_ta", 1, 1, "float32")
+        self.state = self.case.prepare()
+        self.case.run(self.state)  # warm-up: compilation or cache load
+
+    def time_bptt_step_compiled(self):
+        self.case.run(self.state)

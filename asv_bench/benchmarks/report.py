@@ -91,6 +91,7 @@ WORKLOADS = (
     "accumulate",
     "growth",
     "bptt",
+    "bptt_jit",
     "import",
     "compiled",
 )
@@ -322,7 +323,7 @@ def _plan(cfg):
             sizes = [(f"growth {n}", n, cfg.small_items) for n in cfg.growth_ns]
         elif w in ("write", "read"):
             sizes = [(w, cfg.small_n, cfg.small_items)]
-        elif w == "bptt":
+        elif w in ("bptt", "bptt_jit"):
             sizes = [(w, wl.BPTT_SEQ_LEN, wl.BPTT_HIDDEN)]
         else:
             sizes = [(w, bulk_n, bulk_items)]
@@ -541,7 +542,7 @@ def _size_text(r):
     dt = {"float32": "f32", "float64": "f64"}.get(r.dtype, r.dtype)
     if r.op == "import":
         return "fresh process"
-    if r.op == "bptt":
+    if r.op in ("bptt", "bptt_jit"):
         return f"T={r.n} H={r.items} {dt}"
     if r.op in wl.LOOP_OPS:
         return f"{r.n} x {r.items} {dt}"
@@ -783,6 +784,10 @@ def check_goals(report):
         add(
             "bptt step: numba_ta / tf.function", report.ratio("bptt", "numba_ta", "tf_function"), "< 1", lambda v: v < 1
         )
+    jit, tff = report.get("bptt_jit", "numba_ta"), report.get("bptt", "tf_function")
+    if jit is not None:
+        speedup = tff.per_op / jit.per_op if tff is not None and tff.per_op and jit.per_op else None
+        add("bptt step compiled (demo --jit): tf.function / numba_ta", speedup, ">= 10", lambda v: v >= 10)
     r = report.get("import", "numba_ta")
     if r is not None:
         add("cold import + first write/read/stack (s)", r.median, "< 1", lambda v: v < 1)

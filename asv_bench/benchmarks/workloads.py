@@ -114,6 +114,7 @@ OPS = (
     "grad",
     "growth",
     "bptt",
+    "bptt_jit",
 )
 #: Workloads that are a Python loop of one-element calls (reported per element).
 LOOP_OPS = frozenset({"write", "read", "accumulate_write", "growth"})
@@ -279,7 +280,7 @@ def make_case(op, impl, n, items, dtype="float32"):
     if builder is None:
         raise Unavailable(f"{impl} has no {op} workload")
     dtype = np.dtype(dtype).name
-    if op == "bptt":
+    if op in ("bptt", "bptt_jit"):
         d = None
         n, items = BPTT_SEQ_LEN, BPTT_HIDDEN
     else:
@@ -1259,6 +1260,11 @@ def _bptt_case(dtype, fn):
 @_builder("bptt", "numba_ta")
 def _nt_bptt(dtype):
     return _bptt_case(dtype, char_rnn.loss_and_grads)
+
+
+@_builder("bptt_jit", "numba_ta")
+def _nt_bptt_jit(dtype):
+    return _bptt_case(dtype, char_rnn.loss_and_grads_compiled)
 
 
 @_builder("bptt", "numpy_prealloc")
