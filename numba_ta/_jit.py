@@ -312,15 +312,26 @@ def _leave(ta):
     view = st._jit
     try:
         _sync(st, view, ta)
+        hdr = view.hdr
+        hdr[GEN] = hdr[ES_CHANGED] = hdr[CES_CHANGED] = 0  # taken over (a boxing after this syncs scalars only)
     finally:
         view.owner = None
         st.lock.release()
 
 
-def _box(meminfo_addr, meminfo, typ):
-    """Return the TensorArray object for a struct returned by compiled code (boxing)."""
+def _box(meminfo_addr, meminfo=None, typ=None):
+    """Return the TensorArray object for a struct returned by compiled code (boxing).
+
+    ``meminfo`` and ``typ`` default to None for code compiled (and cached) by an
+    earlier numba_ta, whose boxing passed the address only.
+    """
     view = _VIEWS.get(meminfo_addr)
     if view is None:  # created in compiled code: the Python side makes its array now
+        if meminfo is None:
+            raise RuntimeError(
+                "a TensorArray created by cached compiled code of an older numba_ta cannot be returned: "
+                "clear the cache of the compiled function (its *.nbi/*.nbc files)"
+            )
         return _adopt(meminfo, typ)
     ta = view.ta()  # the array entered as an argument of this call (alive), or an adopted one (alive: boxed)
     if view.owner is None:  # not an argument of a running call (whose cleanup syncs it): sync it here

@@ -613,12 +613,15 @@ def loss_and_grads(params, inputs, targets, h0=None):
 
 # --------------------------------------------------------------------------- the same step, compiled
 #
-# loss_and_grads_compiled runs the same forward and backward passes inside two @numba.njit
-# functions that receive the TensorArrays (numba_ta arrays work inside compiled code: see the
-# documentation page "TensorArray in compiled code").  The small matrix products are loops, so
-# no BLAS (and no SciPy, which Numba's np.dot needs) is involved.  The gradient array is made
-# in Python between the two calls, as TF makes it after the forward pass.
-
+# loss_and_grads_compiled runs the whole step, forward pass, loss and backward pass through the
+# gradient array, inside one @numba.njit function that receives the two TensorArrays (numba_ta
+# arrays work inside compiled code: see the documentation page "TensorArray in compiled code").
+# The gradient lookup stays in Python, so both arrays are made before the call: the forward
+# array with its final size (the number of steps is known), and its gradient array from it, as
+# TF makes it (TensorArrayGradV3) but before the forward writes instead of after.  Nothing in
+# the backward pass can tell: every gradient slot is written (unstack) before it is read or
+# summed into.  The small matrix products are loops, so no BLAS (and no SciPy, which Numba's
+# np.dot needs) is involved.
 
 # The sums may be reassociated (so LLVM vectorises the dot products); no other fast-math
 # licence (NaN and infinity keep their meaning).  The results differ from the Python
@@ -637,10 +640,11 @@ def _compiled(func):
 
 
 @_compiled
-def _forward_compiled(ta, Wxh, Whh, bh, Why, by, inputs, h0):  # noqa: N803
+def _step_compiled(ta, g, Wxh, Whh, bh, Why, by, inputs, targets, h0):  # noqa: N803
     T = inputs.size
     H = Whh.shape[0]
     V = Why.shape[0]
+    # forward: every hidden state through the TensorArray
     h_prev = h0.copy()
     for t in range(T):
         if t > 0:
@@ -669,13 +673,12 @@ def _forward_compiled(ta, Wxh, Whh, bh, Why, by, inputs, h0):  # noqa: N803
             total += e
         for v in range(V):
             probs[t, v] /= total
-    return ta, hs, probs
-
-
-@_compiled
-def _backward_compiled(g, hs, probs, inputs, targets, Whh, Why, h0):  # noqa: N803
-    T, H = hs.shape
-    V = Why.shape[0]
+    tiny = np.finfo(probs.dtype).tiny
+    loss = 0.0
+    for t in range(T):
+        loss -= np.log(max(np.float64(probs[t, targets[t]]), tiny))
+    loss /= T
+    # backward
     dlogits = probs.copy()
     for t in range(T):
         dlogits[t, targets[t]] -= 1
@@ -716,16 +719,19 @@ def _backward_compiled(g, hs, probs, inputs, targets, Whh, Why, h0):  # noqa: N8
             dbh[i] += d
             for j in range(H):
                 dWhh[i, j] += d * h_prev[j]
-    return dWxh, dWhh, dbh, dWhy, dby, dh_prev
+    return loss, hs[T - 1].copy(), dWxh, dWhh, dbh, dWhy, dby, dh_prev
 
 
 def loss_and_grads_compiled(params, inputs, targets, h0=None):
-    """:func:`loss_and_grads` with the time loops compiled: the TensorArrays go into ``@numba.njit`` code.
+    """:func:`loss_and_grads` as one ``@numba.njit`` call over the TensorArrays (``numba-ta demo --jit``).
 
     The same model, the same TensorArray ops (``write``/``read``/``stack``
-    forward; ``grad``, ``unstack``, ``read`` and summing ``write`` backward),
-    the same results up to rounding (float64 gradients agree to about 1e-15
-    relative); two compiled calls per step instead of a Python loop.
+    forward; ``unstack``, ``read`` and summing ``write`` into the gradient
+    array backward), the same results up to rounding (float64 gradients agree
+    to about 1e-15 relative). The forward array is created with the sequence
+    length as its size, and its gradient array (``ta.grad``, in Python: the
+    gradient lookup stays there) before the call; forward pass, loss and
+    backward pass are one compiled call.
 
     Parameters
     ----------
@@ -753,19 +759,19 @@ def loss_and_grads_compiled(params, inputs, targets, h0=None):
     inputs, targets, h0 = _check_batch(params, inputs, targets, h0)
     Wxh, Whh, bh, Why, by = (params[k] for k in PARAM_NAMES)
     H = Whh.shape[0]
-    ta = TensorArray(Whh.dtype, size=0, dynamic_size=True, clear_after_read=False, element_shape=[H])
+    ta = TensorArray(Whh.dtype, size=inputs.size, clear_after_read=False, element_shape=[H])
     g = None
     try:
-        ta, hs, probs = _forward_compiled(ta, Wxh, Whh, bh, Why, by, inputs, h0)
-        value = _cross_entropy(probs, targets)
         g = ta.grad(GRAD_SOURCE)
-        dWxh, dWhh, dbh, dWhy, dby, dh_prev = _backward_compiled(g, hs, probs, inputs, targets, Whh, Why, h0)
+        value, h_last, dWxh, dWhh, dbh, dWhy, dby, dh_prev = _step_compiled(
+            ta, g, Wxh, Whh, bh, Why, by, inputs, targets, h0
+        )
         grads = {"Wxh": dWxh, "Whh": dWhh, "bh": dbh, "Why": dWhy, "by": dby}
     finally:
         if g is not None:
             g.close()
         ta.close()
-    return LossAndGrads(value, grads, hs[-1].copy(), dh_prev)
+    return LossAndGrads(float(value), grads, h_last, dh_prev)
 
 
 # --------------------------------------------------------------------------- gradient check
