@@ -278,42 +278,55 @@ def _arrays_of(s):
 
 
 def _sync(st, view, ta):
-    """Copy the compiled view's changes (buffers, shapes, scalars, the class's element shape) into the array."""
+    """Copy the compiled view's changes (buffers, shapes, scalars, the class's element shape) into the array.
+
+    The view's change flags are cleared in the same commit (the changes are taken over).
+
+    Everything is computed first and committed by one statement at the end, which no signal
+    can split: an exception (a ``KeyboardInterrupt``) before it leaves the array as it was,
+    and the sync can simply run again.
+    """
+    from ._shapes import TensorShape
+
     hdr = view.hdr
-    if hdr[GEN]:  # buffers replaced, shapes interned or the element shape changed in compiled code
+    h = hdr.tolist()
+    data, state, shape_id, offsets, m0, m1, m2, tab, es = (st.data, st.state, st.shape_id, st.offsets, st._st, st._sidb, st._offb, st._tab, st._es)  # noqa: E501  # fmt: skip
+    arrays, vtab, ves = view.arrays, view.tab, view.es
+    if h[GEN]:  # buffers replaced, shapes interned or the element shape changed in compiled code
         raw, state, shape_id, offsets, shapes, items, es_arr = _arrays_of(view.proxy)
-        n = int(hdr[NSHAPES])
-        tab = st._tab
+        n = h[NSHAPES]
         if n != len(tab[0]):
             tab = _storage._new_table(tab[0] + [tuple(int(d) for d in r) for r in shapes[len(tab[0]) : n]])
-        es = st._es
-        if hdr[ES_CHANGED]:
+        if h[ES_CHANGED]:
             es = tuple(None if d < 0 else int(d) for d in es_arr)
-        data = raw if raw.size or st.data is not None else None
+        data = raw if raw.size or data is not None else None
         m0, m1, m2 = memoryview(state), memoryview(shape_id), memoryview(offsets)
-        s = st
-        s.data, s.state, s.shape_id, s.offsets, s._st, s._sidb, s._offb, s._tab, s._es = (data, state, shape_id, offsets, m0, m1, m2, tab, es)  # noqa: E501  # fmt: skip
-        view.arrays, view.tab, view.es = (raw, state, shape_id, offsets), tab, es
-    h = hdr.tolist()
-    s = st
-    s.size, s.cap, s.used, s.width, s.layout, s.closed, s.gradients_disallowed, s.marked_size, s._fast_shape, s._fast_rows = (h[SIZE], h[CAP], h[USED], h[WIDTH], h[LAYOUT], bool(h[CLOSED]), bool(h[DISALLOWED]), h[MARKED], None, None)  # noqa: E501  # fmt: skip
+        arrays, vtab, ves = (raw, state, shape_id, offsets), tab, es
+    cells = ta._element_shape
+    shape, cell = cells[0], view.cell
     if h[CES_CHANGED]:
-        from ._shapes import TensorShape
-
         cell = tuple(None if d < 0 else d for d in view.ces.tolist())
-        if ta._element_shape[0]._dims != cell:
-            ta._element_shape[0] = TensorShape(cell)
-        view.cell = cell
+        if shape._dims != cell:
+            shape = TensorShape(cell)
+    s = st
+    s.data, s.state, s.shape_id, s.offsets, s._st, s._sidb, s._offb, s._tab, s._es, s.size, s.cap, s.used, s.width, s.layout, s.closed, s.gradients_disallowed, s.marked_size, s._fast_shape, s._fast_rows, view.arrays, view.tab, view.es, view.cell, cells[0], hdr[GEN], hdr[ES_CHANGED], hdr[CES_CHANGED] = (data, state, shape_id, offsets, m0, m1, m2, tab, es, h[SIZE], h[CAP], h[USED], h[WIDTH], h[LAYOUT], bool(h[CLOSED]), bool(h[DISALLOWED]), h[MARKED], None, None, arrays, vtab, ves, cell, shape, 0, 0, 0)  # noqa: E501  # fmt: skip
 
 
 def _leave(ta):
-    """Argument cleanup: copy the compiled view's changes back into the array and unlock it."""
+    """Argument cleanup: copy the compiled view's changes back into the array and unlock it.
+
+    An exception during the copy (a ``KeyboardInterrupt`` arriving there) does not leave the
+    array half updated: the copy runs again, then the exception goes on (Numba reports an
+    exception raised in an argument's cleanup as a ``SystemError`` whose cause it is).
+    """
     st = ta._handle._storage
     view = st._jit
     try:
-        _sync(st, view, ta)
-        hdr = view.hdr
-        hdr[GEN] = hdr[ES_CHANGED] = hdr[CES_CHANGED] = 0  # taken over (a boxing after this syncs scalars only)
+        try:
+            _sync(st, view, ta)
+        except BaseException:
+            _sync(st, view, ta)  # the compiled call's work is in the buffers already: take it over
+            raise
     finally:
         view.owner = None
         st.lock.release()
@@ -338,7 +351,6 @@ def _box(meminfo_addr, meminfo=None, typ=None):
         st = ta._handle._storage
         with st.lock:
             _sync(st, view, ta)
-            view.hdr[GEN] = view.hdr[ES_CHANGED] = view.hdr[CES_CHANGED] = 0
     return ta._with_flow(ta._flow)
 
 
@@ -363,7 +375,6 @@ def _adopt(meminfo, typ):
     hdr[GEN] = 1  # take every buffer and the element shape
     hdr[ES_CHANGED] = 1
     _sync(st, view, ta)
-    hdr[GEN] = hdr[ES_CHANGED] = hdr[CES_CHANGED] = 0
     return ta
 
 

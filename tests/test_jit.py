@@ -386,6 +386,44 @@ def test_array_created_and_dropped_in_compiled_code_leaves_nothing_behind():
     assert len(_registry._live) == before
 
 
+@pytest.mark.jit_only("the argument cleanup of a compiled call")
+def test_interrupt_while_leaving_a_compiled_call_leaves_the_array_done(monkeypatch):
+    from numba_ta import _jit
+
+    @numba.njit
+    def grow(ta, rows):
+        for t in range(rows.shape[0]):
+            ta = ta.write(t, rows[t])
+        return 0
+
+    rows = np.arange(60.0).reshape(20, 3)
+    a = numba_ta.TensorArray(np.float64, size=0, dynamic_size=True, element_shape=[3])
+    b = numba_ta.TensorArray(np.float64, size=0, dynamic_size=True, element_shape=[3])
+    grow(a, rows)  # compiles; a is the uninterrupted twin
+    real, calls = _jit._arrays_of, []
+
+    def interrupted_once(proxy):
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt  # as if Ctrl-C landed in the middle of the sync
+        return real(proxy)
+
+    monkeypatch.setattr(_jit, "_arrays_of", interrupted_once)
+    with pytest.raises(BaseException) as info:  # noqa: PT011 - KeyboardInterrupt, or Numba's SystemError from it
+        grow(b, rows)
+    err = info.value
+    assert isinstance(err, KeyboardInterrupt) or isinstance(err.__cause__, KeyboardInterrupt), repr(err)
+    monkeypatch.setattr(_jit, "_arrays_of", real)
+    assert b.handle._storage.lock.acquire(blocking=False)  # not left locked
+    b.handle._storage.lock.release()
+    sa, sb = nt_state(a.handle), nt_state(b.handle)
+    sa.pop("name", None)
+    sb.pop("name", None)
+    assert same_snapshot(sa, sb)  # the compiled call's writes are all there
+    np.testing.assert_array_equal(b.stack(), rows)
+    assert j_size(b) == 20
+
+
 # --------------------------------------------------------------------------- the entry rules
 @pytest.mark.jit_only("typing of compiled functions")
 def test_array_of_unknown_element_rank_cannot_enter():
