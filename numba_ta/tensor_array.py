@@ -104,6 +104,12 @@ class TensorArray:
     :meth:`identity`: a new object over the *same* array.  Unpickle only
     data you trust (this is ``pickle``).
 
+    An array can be passed to and returned from ``@numba.njit`` functions,
+    where it has the methods ``write``, ``read``, ``gather``, ``scatter``,
+    ``stack``, ``unstack``, ``concat``, ``split``, ``size`` and
+    ``element_shape``; it can also be created there, with ``element_shape``
+    given as a tuple (the user guide's page "TensorArray in compiled code").
+
     Examples
     --------
     >>> import numpy as np
