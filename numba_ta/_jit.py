@@ -346,11 +346,11 @@ def _box(meminfo_addr, meminfo=None, typ=None):
                 "clear the cache of the compiled function (its *.nbi/*.nbc files)"
             )
         return _adopt(meminfo, typ)
-    ta = view.ta()  # the array entered as an argument of this call (alive), or an adopted one (alive: boxed)
-    if view.owner is None:  # not an argument of a running call (whose cleanup syncs it): sync it here
-        st = ta._handle._storage
-        with st.lock:
-            _sync(st, view, ta)
+    # the array entered as an argument of this call (its cleanup syncs it), or one created in this
+    # call and already adopted (returned twice): nothing to sync here.  (Syncing from the struct
+    # here could overwrite another thread's later Python-level ops with stale scalars, once the
+    # argument's cleanup has released the lock.)
+    ta = view.ta()
     return ta._with_flow(ta._flow)
 
 
