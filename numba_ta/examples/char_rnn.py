@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import hashlib
 import io
 import math
 import time
@@ -639,87 +640,108 @@ def _compiled(func):
         return numba.njit(fastmath=_FASTMATH)(func)
 
 
-@_compiled
-def _step_compiled(ta, g, Wxh, Whh, bh, Why, by, inputs, targets, h0):  # noqa: N803
-    T = inputs.size
-    H = Whh.shape[0]
-    V = Why.shape[0]
-    # forward: every hidden state through the TensorArray
-    h_prev = h0.copy()
-    for t in range(T):
-        if t > 0:
-            h_prev = ta.read(t - 1)
-        h = np.empty(H, Whh.dtype)
-        x = inputs[t]
-        for i in range(H):
-            acc = Wxh[i, x] + bh[i]
-            for j in range(H):
-                acc += Whh[i, j] * h_prev[j]
-            h[i] = np.tanh(acc)
-        ta = ta.write(t, h)
-    hs = ta.stack()
-    probs = np.empty((T, V), Whh.dtype)
-    for t in range(T):
-        for v in range(V):
-            acc = by[v]
-            for j in range(H):
-                acc += Why[v, j] * hs[t, j]
-            probs[t, v] = acc
-        m = probs[t].max()
-        total = 0.0
-        for v in range(V):
-            e = np.exp(probs[t, v] - m)
-            probs[t, v] = e
-            total += e
-        for v in range(V):
-            probs[t, v] /= total
-    tiny = np.finfo(probs.dtype).tiny
-    loss = 0.0
-    for t in range(T):
-        loss -= np.log(max(np.float64(probs[t, targets[t]]), tiny))
-    loss /= T
-    # backward
-    dlogits = probs.copy()
-    for t in range(T):
-        dlogits[t, targets[t]] -= 1
-    dlogits /= T
-    dWhy = np.zeros((V, H), hs.dtype)
-    dby = np.zeros(V, hs.dtype)
-    dstack = np.zeros((T, H), hs.dtype)
-    for t in range(T):
-        for v in range(V):
-            d = dlogits[t, v]
-            dby[v] += d
-            for j in range(H):
-                dWhy[v, j] += d * hs[t, j]
-                dstack[t, j] += d * Why[v, j]
-    g = g.unstack(dstack)  # the gradient of stack (a Gather) is a Scatter
-    dh_raw = np.empty((T, H), hs.dtype)
-    dh_prev = np.zeros(H, hs.dtype)
-    for t in range(T - 1, -1, -1):
-        dh = g.read(t)  # the gradient of write(t): stack gradient + recurrent gradient
-        for i in range(H):
-            dh_raw[t, i] = (1 - hs[t, i] * hs[t, i]) * dh[i]
+def _source_stamp():
+    """Return a hash of numba_ta's source files (the TensorArray methods compiled into the step).
+
+    Numba checks a cached function against its own file only; holding this in the
+    function's closure (which is part of Numba's cache key) makes a change anywhere in
+    numba_ta, as in a source checkout, recompile the step instead of reusing stale code.
+    """
+    h = hashlib.sha256(numba.__version__.encode())
+    root = Path(__file__).resolve().parent.parent
+    for path in sorted(root.rglob("*.py")):
+        h.update(path.relative_to(root).as_posix().encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def _make_step(_stamp):
+    def _step_compiled(ta, g, Wxh, Whh, bh, Why, by, inputs, targets, h0):  # noqa: N803
+        _stamp  # noqa: B018  # numba_ta's source hash, in the closure: part of Numba's cache key
+        T = inputs.size
+        H = Whh.shape[0]
+        V = Why.shape[0]
+        # forward: every hidden state through the TensorArray
+        h_prev = h0.copy()
+        for t in range(T):
+            if t > 0:
+                h_prev = ta.read(t - 1)
+            h = np.empty(H, Whh.dtype)
+            x = inputs[t]
+            for i in range(H):
+                acc = Wxh[i, x] + bh[i]
+                for j in range(H):
+                    acc += Whh[i, j] * h_prev[j]
+                h[i] = np.tanh(acc)
+            ta = ta.write(t, h)
+        hs = ta.stack()
+        probs = np.empty((T, V), Whh.dtype)
+        for t in range(T):
+            for v in range(V):
+                acc = by[v]
+                for j in range(H):
+                    acc += Why[v, j] * hs[t, j]
+                probs[t, v] = acc
+            m = probs[t].max()
+            total = 0.0
+            for v in range(V):
+                e = np.exp(probs[t, v] - m)
+                probs[t, v] = e
+                total += e
+            for v in range(V):
+                probs[t, v] /= total
+        tiny = np.finfo(probs.dtype).tiny
+        loss = 0.0
+        for t in range(T):
+            loss -= np.log(max(np.float64(probs[t, targets[t]]), tiny))
+        loss /= T
+        # backward
+        dlogits = probs.copy()
+        for t in range(T):
+            dlogits[t, targets[t]] -= 1
+        dlogits /= T
+        dWhy = np.zeros((V, H), hs.dtype)
+        dby = np.zeros(V, hs.dtype)
+        dstack = np.zeros((T, H), hs.dtype)
+        for t in range(T):
+            for v in range(V):
+                d = dlogits[t, v]
+                dby[v] += d
+                for j in range(H):
+                    dWhy[v, j] += d * hs[t, j]
+                    dstack[t, j] += d * Why[v, j]
+        g = g.unstack(dstack)  # the gradient of stack (a Gather) is a Scatter
+        dh_raw = np.empty((T, H), hs.dtype)
         dh_prev = np.zeros(H, hs.dtype)
-        for i in range(H):
-            d = dh_raw[t, i]
-            for j in range(H):
-                dh_prev[j] += Whh[i, j] * d
-        if t > 0:
-            g = g.write(t - 1, dh_prev)  # the gradient of read(t - 1): sums into the slot
-    dWxh = np.zeros((H, V), hs.dtype)
-    dWhh = np.zeros((H, H), hs.dtype)
-    dbh = np.zeros(H, hs.dtype)
-    for t in range(T):
-        h_prev = h0 if t == 0 else hs[t - 1]
-        x = inputs[t]
-        for i in range(H):
-            d = dh_raw[t, i]
-            dWxh[i, x] += d
-            dbh[i] += d
-            for j in range(H):
-                dWhh[i, j] += d * h_prev[j]
-    return loss, hs[T - 1].copy(), dWxh, dWhh, dbh, dWhy, dby, dh_prev
+        for t in range(T - 1, -1, -1):
+            dh = g.read(t)  # the gradient of write(t): stack gradient + recurrent gradient
+            for i in range(H):
+                dh_raw[t, i] = (1 - hs[t, i] * hs[t, i]) * dh[i]
+            dh_prev = np.zeros(H, hs.dtype)
+            for i in range(H):
+                d = dh_raw[t, i]
+                for j in range(H):
+                    dh_prev[j] += Whh[i, j] * d
+            if t > 0:
+                g = g.write(t - 1, dh_prev)  # the gradient of read(t - 1): sums into the slot
+        dWxh = np.zeros((H, V), hs.dtype)
+        dWhh = np.zeros((H, H), hs.dtype)
+        dbh = np.zeros(H, hs.dtype)
+        for t in range(T):
+            h_prev = h0 if t == 0 else hs[t - 1]
+            x = inputs[t]
+            for i in range(H):
+                d = dh_raw[t, i]
+                dWxh[i, x] += d
+                dbh[i] += d
+                for j in range(H):
+                    dWhh[i, j] += d * h_prev[j]
+        return loss, hs[T - 1].copy(), dWxh, dWhh, dbh, dWhy, dby, dh_prev
+
+    return _compiled(_step_compiled)
+
+
+_step_compiled = _make_step(_source_stamp())
 
 
 def loss_and_grads_compiled(params, inputs, targets, h0=None):
