@@ -55,6 +55,7 @@ from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from . import _kernels, _registry, _storage
 from ._messages import MESSAGES
+from ._shapes import TensorShape
 from .errors import InternalError, InvalidArgumentError, UnimplementedError
 
 # hdr: the array's scalars, one int64 array shared by Python and compiled code
@@ -286,8 +287,6 @@ def _sync(st, view, ta):
     can split: an exception (a ``KeyboardInterrupt``) before it leaves the array as it was,
     and the sync can simply run again.
     """
-    from ._shapes import TensorShape
-
     hdr = view.hdr
     h = hdr.tolist()
     data, state, shape_id, offsets, m0, m1, m2, tab, es = (st.data, st.state, st.shape_id, st.offsets, st._st, st._sidb, st._offb, st._tab, st._es)  # noqa: E501  # fmt: skip
@@ -356,7 +355,6 @@ def _box(meminfo_addr, meminfo=None, typ=None):
 
 def _adopt(meminfo, typ):
     """Give an array created in compiled code its Python side: storage, registry entry, TensorArray object."""
-    from ._shapes import TensorShape
     from .tensor_array import TensorArray
 
     dtype = as_dtype(typ.field_dict["data"].dtype)

@@ -29,7 +29,7 @@ TensorArray methods take tens of seconds to compile.
 """
 
 from . import jit_workloads
-from .common import is_large
+from .common import TimedCalls, is_large
 
 COUNTS = [jit_workloads.N, 100_000] if is_large() else [jit_workloads.N]
 
@@ -47,7 +47,7 @@ def get_case(workload, variant, n):
     return case
 
 
-class _JitBenchmark:
+class _JitBenchmark(TimedCalls):
     """Base class: one workload of jit_workloads over (variant, n); subclasses set ``workload``, ``params``."""
 
     workload = ""
@@ -57,16 +57,6 @@ class _JitBenchmark:
     def setup(self, variant, n):
         self.case = get_case(self.workload, variant, n)
         self.state = self.case.prepare()  # a fresh empty array or list for the write variants
-
-    def teardown(self, *params):
-        self.state = None
-
-    def call(self):
-        """One call on the state setup prepared (a new state if it was used already)."""
-        state, self.state = self.state, None
-        if state is None:  # an asv that times several calls per setup
-            state = self.case.prepare()
-        self.case.run(state)
 
 
 class JitWrite(_JitBenchmark):

@@ -86,7 +86,21 @@ def get_case(op, impl, element, n, dtype, tf_default=None):
     return case
 
 
-class OpBenchmark:
+class TimedCalls:
+    """Mixin: ``self.case`` run on the ``self.state`` setup prepared, one call per timing."""
+
+    def teardown(self, *params):
+        self.state = None
+
+    def call(self):
+        """One call of the case on the state setup prepared (a new state if it was used already)."""
+        state, self.state = self.state, None
+        if state is None:  # an asv that times several calls per setup
+            state = self.case.prepare()
+        self.case.run(state)
+
+
+class OpBenchmark(TimedCalls):
     """Base class: one op over (impl, element, n, dtype); subclasses set ``op`` and define time_/peakmem_."""
 
     op = None
@@ -98,13 +112,3 @@ class OpBenchmark:
     def setup(self, impl, element, n, dtype):
         self.case = get_case(self.op, impl, element, n, dtype, self.tf_default)
         self.state = self.case.prepare()  # a fresh empty array for write-once ops
-
-    def teardown(self, *params):
-        self.state = None
-
-    def call(self):
-        """One call of the op on the state setup prepared (a new state if it was used already)."""
-        state, self.state = self.state, None
-        if state is None:  # an asv that times several calls per setup
-            state = self.case.prepare()
-        self.case.run(state)
