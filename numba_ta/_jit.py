@@ -1,13 +1,15 @@
-"""TensorArray inside ``@numba.njit`` code: the compiled view of an array's state.
+"""TensorArray inside ``@numba.njit`` code: the engine's state struct as a Numba type, with the class's methods.
 
 A :class:`numba_ta.TensorArray` passed to a compiled function enters it as a
-``TensorArrayType`` value: a ``numba.experimental.structref`` whose fields are
-the array's own buffers (``data``, ``state``, ``shape_id``, ``offsets``: the
-same numpy arrays the Python layer uses, shared, not copied), its scalars
-(``hdr``), its interned element shapes (``shapes``/``items``), its element
-shape and the class's element shape.  The methods below run the element
-state machine on it in compiled code, with TensorFlow's checks in TF's order
-and TF's error classes and texts (the templates of :mod:`numba_ta._messages`).
+``TensorArrayType`` value: the engine's state struct (:mod:`numba_ta._engine`),
+whose fields are the array's own buffers (``data``, ``state``, ``shape_id``,
+``offsets``: the same numpy arrays the Python layer uses, shared, not copied),
+its scalars (``hdr``), its interned element shapes, its element shape and the
+class's element shape.  The methods below are the class's (its shape checks
+and merges, its casts) around the engine's ops, which run TF's checks in TF's
+order with TF's error classes and texts; they add fast paths for the common
+cases (a dense row written or read, a dense array stacked) through borrowed
+pointers.
 
 Entering and leaving
 --------------------
@@ -25,7 +27,10 @@ Element rank
 Numba types values statically, so ``read`` must know the rank of the
 elements: an array can enter compiled code once its element rank is known
 (an ``element_shape`` with a known rank, or a write).  Until then passing it
-raises ``TypeError``.
+raises ``TypeError``.  The rank is a parameter of the type, not of the struct:
+an array whose elements have several ranks (raw ops allow it) can enter, and
+an op returning an element of another rank than the type's raises
+``NotImplementedError`` without changing anything.
 """
 
 from __future__ import annotations
@@ -41,7 +46,6 @@ from numba.core.errors import TypingError
 from numba.core.extending import (
     NativeValue,
     box,
-    intrinsic,
     overload,
     overload_attribute,
     overload_method,
@@ -50,96 +54,85 @@ from numba.core.extending import (
 )
 from numba.cpython.unsafe.tuple import tuple_setitem
 from numba.experimental import structref
-from numba.np.numpy_support import as_dtype, from_dtype
+from numba.np.numpy_support import as_dtype
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
-from . import _kernels, _registry, _storage
+from . import _engine as E
+from . import _registry, _storage
+from ._engine import (
+    _C,
+    _D,
+    _DENSE,
+    _R,
+    _W,
+    CAP,
+    CAR,
+    CES_CHANGED,
+    CLASS_KNOWN,
+    CLOSED,
+    DISALLOWED,
+    DYN,
+    ES_CHANGED,
+    ES_KNOWN,
+    FASTSID,
+    GEN,
+    IDENT,
+    INFER,
+    LAYOUT,
+    MARKED,
+    NHDR,
+    NSHAPES,
+    SIZE,
+    USED,
+    WIDTH,
+    _buf,
+    _ptr,
+    _shape_str,
+)
 from ._messages import MESSAGES
 from ._shapes import TensorShape
-from .errors import InternalError, InvalidArgumentError, UnimplementedError
+from .errors import InvalidArgumentError
 
-# hdr: the array's scalars, one int64 array shared by Python and compiled code
-SIZE, CAP, USED, WIDTH, LAYOUT, DYN, CAR, IDENT, ISGRAD, CLOSED, DISALLOWED = range(11)
-NSHAPES, GEN, CLASS_KNOWN, INFER = range(11, 15)
-FASTSID = 15  # the write fast path: shape id of the last dense write (-1: none since entering)
-ES_KNOWN, ES_CHANGED = 16, 17  # the array's element shape has a known rank; compiled code changed it
-MARKED = 18  # the marked size (a split's element count; a gradient array's concat uses its forward's)
-CES_CHANGED = 19  # compiled code changed the class's element shape
-NHDR = 20
 _HDR = struct.Struct(f"={NHDR}q")  # hdr's layout, to fill it from Python in one call (in index order)
-
-_W, _R, _C, _D = 1, 2, 4, 8
-_NONE, _DENSE, _RAGGED = _storage._NONE, _storage._DENSE, _storage._RAGGED
+_NONE = _storage._NONE
 
 # message templates (str.format fields filled in with str.replace in compiled code)
-_T1, _T2, _T4, _T5, _T6, _T7, _T8, _T9, _T10, _T11 = (
-    MESSAGES[c][1] for c in ("T1", "T2", "T4", "T5", "T6", "T7", "T8", "T9", "T10", "T11")
-)
-_G2, _G3, _G4, _G5, _S2, _S3, _S4 = (MESSAGES[c][1] for c in ("G2", "G3", "G4", "G5", "S2", "S3", "S4"))
-_C1, _C2, _C3, _C4, _P1, _P2, _P3, _P4, _P5 = (
-    MESSAGES[c][1] for c in ("C1", "C2", "C3", "C4", "P1", "P2", "P3", "P4", "P5")
-)
-_SPLIT_NEGATIVE, _CONCAT_UNSPLIT = MESSAGES["NT-split-negative"][1], MESSAGES["NT-concat-unsplit"][1]
+_T1, _G2, _S2, _P1, _P2, _P3, _P4 = (MESSAGES[c][1] for c in ("T1", "G2", "S2", "P1", "P2", "P3", "P4"))
 _DIM_NEGATIVE = MESSAGES["NT-convert-dim-negative"][1].replace("{argname}", "other")
 _CLASS_SHAPES = MESSAGES["NT-class-shapes"][1]
 _NO_SIZE = MESSAGES["NT-class-no-size"][1]
 _SIZE_NEGATIVE = MESSAGES["NT-size-negative"][1]
 _DIMS_NEGATIVE = MESSAGES["NT-convert-dim-negative"][1].replace("{argname}", "dims")
-_CORRUPT = MESSAGES["NT-corrupt"][1]
-_MERGE_SHAPE = MESSAGES["NT-merge-shape"][1]
-_T8_BOOL = _T8.replace("{dtype}", "bool")  # bool is the one dtype numba_ta cannot sum
 
 
-# --------------------------------------------------------------------------- the types
-@structref.register
-class _StateType(types.StructRef):
-    """The state struct as the Python layer builds it (boxes to a :class:`_StateProxy`)."""
-
-    def preprocess_fields(self, fields):
-        return tuple((n, types.unliteral(t)) for n, t in fields)
-
-
-class _StateProxy(structref.StructRefProxy):
-    """A Python reference to a state struct (built by the Python layer; never seen by users)."""
-
-
+# --------------------------------------------------------------------------- the type
 @structref.register
 class TensorArrayType(types.StructRef):
-    """Numba type of a :class:`numba_ta.TensorArray` inside compiled code (same fields as the state)."""
+    """Numba type of a :class:`numba_ta.TensorArray` inside compiled code: the engine's state struct.
+
+    Its fields are the engine's (:func:`numba_ta._engine.fields`), so the struct the
+    Python layer holds is the struct users' code gets; ``ndim``, the element rank
+    its methods return, is a parameter of the type.
+    """
+
+    def __init__(self, fields, ndim=0):
+        super().__init__(fields)
+        self.ndim = int(ndim)
+        self.name = f"numba_ta.TensorArray[ndim={self.ndim}]{self._fields}"  # a distinct type per rank
 
     def preprocess_fields(self, fields):
         return tuple((n, types.unliteral(t)) for n, t in fields)
-
-
-_FIELDS = ("data", "state", "shape_id", "offsets", "hdr", "shapes", "items", "es", "ces", "zshape", "name")
-structref.define_proxy(_StateProxy, _StateType, list(_FIELDS))
-
-
-def _fields(dtype, ndim):
-    return [
-        ("data", types.Array(from_dtype(dtype), 1, "C")),
-        ("state", types.uint8[::1]),
-        ("shape_id", types.int32[::1]),
-        ("offsets", types.int64[::1]),
-        ("hdr", types.int64[::1]),
-        ("shapes", types.int64[:, ::1]),
-        ("items", types.int64[::1]),
-        ("es", types.int64[::1]),  # the array's element shape, -1 = unknown dimension
-        ("ces", types.int64[::1]),  # the class's element shape (TensorArray.element_shape)
-        ("zshape", types.UniTuple(types.intp, ndim)),  # only its length matters: the element rank
-        ("name", types.unicode_type),
-    ]
 
 
 _TYPES: dict = {}
 
 
-def array_type(dtype, ndim, cls=TensorArrayType):
+def array_type(dtype, ndim):
     """Return the Numba type of an array of ``dtype`` whose elements have ``ndim`` dimensions."""
-    key = (np.dtype(dtype), int(ndim), cls)
+    key = (np.dtype(dtype), int(ndim))
     t = _TYPES.get(key)
     if t is None:
-        t = _TYPES[key] = cls(_fields(key[0], key[1]))
+        t = _TYPES[key] = TensorArrayType(E.fields(key[0]), key[1])
     return t
 
 
@@ -147,12 +140,12 @@ def array_type(dtype, ndim, cls=TensorArrayType):
 class _View:
     """What an array keeps of its compiled view (``Storage._jit``): the struct and what it was built from."""
 
-    __slots__ = ("proxy", "hdr", "mem", "arrays", "tab", "es", "ndim", "ces", "cell", "owner", "ta", "__weakref__")
+    __slots__ = ("proxy", "hdr", "mem", "arrays", "tab", "es", "ces", "cell", "owner", "ta", "__weakref__")
 
-    def __init__(self, proxy, hdr, arrays, tab, es, ndim, ces):
+    def __init__(self, proxy, hdr, arrays, tab, es, ces):
         self.proxy, self.hdr, self.arrays, self.tab = proxy, hdr, arrays, tab
         self.mem = memoryview(hdr).cast("B")  # written in one call by _enter (_HDR.pack_into)
-        self.es, self.ndim, self.ces = es, ndim, ces
+        self.es, self.ces = es, ces
         self.cell = None  # the class's element shape last copied into ces
         self.owner = None  # the thread whose compiled call holds the array, else None
         self.ta = None  # a weak reference to the TensorArray object of the current call (for boxing)
@@ -180,7 +173,7 @@ def numba_type(ta):
     """``TensorArray._numba_type_``: the array's Numba type; TypeError while its element rank is unknown."""
     st = ta._handle._storage
     ndim = _rank(st, ta)
-    t = _TYPES.get((st.dtype, ndim, TensorArrayType))
+    t = _TYPES.get((st.dtype, ndim))
     if t is not None:
         return t
     if ndim is None:
@@ -194,9 +187,6 @@ def numba_type(ta):
 def _enter(ta):
     """Unboxing: lock the array and return its state struct, up to date (called from compiled code's wrapper)."""
     st = ta._handle._storage
-    ndim = _rank(st, ta)
-    if ndim is None:
-        raise TypeError(f"TensorArray {st.name}: element rank unknown")
     me = threading.get_ident()
     view = getattr(st, "_jit", None)
     if view is not None and view.owner == me:
@@ -224,10 +214,10 @@ def _enter(ta):
             or view.arrays[1] is not arrays[1]
             or view.arrays[2] is not arrays[2]
             or view.arrays[3] is not arrays[3]
-            or view.ndim != ndim
+            or (cell is not None and len(cell) != view.ces.size)
         ):
-            view = _new_view(st, arrays, tab, es, ndim)
-        if cell is None or len(cell) != ndim:
+            view = _new_view(st, arrays, tab, es, 0 if cell is None else len(cell))
+        if cell is None:
             known = 0
         else:
             known = 1
@@ -251,31 +241,30 @@ def _enter(ta):
         raise
 
 
-def _new_view(st, arrays, tab, es, ndim):
+def _shape_table(shapes):
+    """``(dims, starts)``: the interned shapes ``shapes`` (a list of tuples) as the struct holds them."""
+    starts = np.zeros(len(shapes) + 1, np.int64)
+    if shapes:
+        np.cumsum([len(t) for t in shapes], out=starts[1:])
+    dims = np.array([d for t in shapes for d in t], dtype=np.int64)
+    return dims, starts
+
+
+def _new_view(st, arrays, tab, es, nces):
     """Build the state struct of ``st`` over its buffers ``arrays`` (a compiled constructor call)."""
     hdr = np.zeros(NHDR, np.int64)
-    shapes = (
-        np.array([s for s in tab[0]], dtype=np.int64).reshape(len(tab[0]), ndim)
-        if tab[0]
-        else np.zeros((0, ndim), np.int64)
-    )
+    dims, starts = _shape_table(tab[0])
     items = np.array(tab[2], dtype=np.int64)
-    es_arr = np.array([-1 if d is None else d for d in es] if es is not None else [-1] * ndim, dtype=np.int64)
-    ces = np.full(ndim, -1, np.int64)
-    proxy = _make_state(*arrays, hdr, shapes, items, es_arr, ces, (0,) * ndim, st.name)
-    return _View(proxy, hdr, arrays, tab, es, ndim, ces)
+    es_arr = np.array([-1 if d is None else d for d in es] if es is not None else [], dtype=np.int64)
+    ces = np.full(nces, -1, np.int64)
+    proxy = E.new_state(*arrays, hdr, dims, starts, items, es_arr, ces, st.name)
+    return _View(proxy, hdr, arrays, tab, es, ces)
 
 
-@njit  # a dispatcher types its arguments in C; _StateProxy(...) from Python would type them in Python (~100 us)
-def _make_state(data, state, shape_id, offsets, hdr, shapes, items, es, ces, zshape, name):
-    """Return a new state struct over the given buffers (boxed as a :class:`_StateProxy`)."""
-    return _StateProxy(data, state, shape_id, offsets, hdr, shapes, items, es, ces, zshape, name)
-
-
-@njit  # not cached: a read-only install has nowhere to cache it (compiled once per dtype and rank)
+@njit  # not cached: a read-only install has nowhere to cache it (compiled once per dtype)
 def _arrays_of(s):
-    """Return the buffers of a state struct (those compiled code may have replaced)."""
-    return s.data, s.state, s.shape_id, s.offsets, s.shapes, s.items, s.es
+    """Return the fields of a state struct that compiled code may have replaced."""
+    return s.data, s.state, s.shape_id, s.offsets, s.dims, s.starts, s.items, s.es, s.ces
 
 
 def _sync(st, view, ta):
@@ -290,25 +279,27 @@ def _sync(st, view, ta):
     hdr = view.hdr
     h = hdr.tolist()
     data, state, shape_id, offsets, m0, m1, m2, tab, es = (st.data, st.state, st.shape_id, st.offsets, st._st, st._sidb, st._offb, st._tab, st._es)  # noqa: E501  # fmt: skip
-    arrays, vtab, ves = view.arrays, view.tab, view.es
+    arrays, vtab, ves, ces = view.arrays, view.tab, view.es, view.ces
     if h[GEN]:  # buffers replaced, shapes interned or the element shape changed in compiled code
-        raw, state, shape_id, offsets, shapes, items, es_arr = _arrays_of(view.proxy)
+        raw, state, shape_id, offsets, dims, starts, items, es_arr, ces = _arrays_of(view.proxy)
         n = h[NSHAPES]
         if n != len(tab[0]):
-            tab = _storage._new_table(tab[0] + [tuple(int(d) for d in r) for r in shapes[len(tab[0]) : n]])
+            b = starts[: n + 1].tolist()
+            flat = dims.tolist()
+            tab = _storage._new_table(tab[0] + [tuple(flat[b[k] : b[k + 1]]) for k in range(len(tab[0]), n)])
         if h[ES_CHANGED]:
-            es = tuple(None if d < 0 else int(d) for d in es_arr)
+            es = tuple(None if d < 0 else d for d in es_arr.tolist()) if h[ES_KNOWN] else None
         data = raw if raw.size or data is not None else None
         m0, m1, m2 = memoryview(state), memoryview(shape_id), memoryview(offsets)
         arrays, vtab, ves = (raw, state, shape_id, offsets), tab, es
     cells = ta._element_shape
     shape, cell = cells[0], view.cell
     if h[CES_CHANGED]:
-        cell = tuple(None if d < 0 else d for d in view.ces.tolist())
+        cell = tuple(None if d < 0 else d for d in ces.tolist()) if h[CLASS_KNOWN] else None
         if shape._dims != cell:
             shape = TensorShape(cell)
     s = st
-    s.data, s.state, s.shape_id, s.offsets, s._st, s._sidb, s._offb, s._tab, s._es, s.size, s.cap, s.used, s.width, s.layout, s.closed, s.gradients_disallowed, s.marked_size, s._fast_shape, s._fast_rows, view.arrays, view.tab, view.es, view.cell, cells[0], hdr[GEN], hdr[ES_CHANGED], hdr[CES_CHANGED] = (data, state, shape_id, offsets, m0, m1, m2, tab, es, h[SIZE], h[CAP], h[USED], h[WIDTH], h[LAYOUT], bool(h[CLOSED]), bool(h[DISALLOWED]), h[MARKED], None, None, arrays, vtab, ves, cell, shape, 0, 0, 0)  # noqa: E501  # fmt: skip
+    s.data, s.state, s.shape_id, s.offsets, s._st, s._sidb, s._offb, s._tab, s._es, s.size, s.cap, s.used, s.width, s.layout, s.closed, s.gradients_disallowed, s.marked_size, s._fast_shape, s._fast_rows, view.arrays, view.tab, view.es, view.ces, view.cell, cells[0], hdr[GEN], hdr[ES_CHANGED], hdr[CES_CHANGED] = (data, state, shape_id, offsets, m0, m1, m2, tab, es, h[SIZE], h[CAP], h[USED], h[WIDTH], h[LAYOUT], bool(h[CLOSED]), bool(h[DISALLOWED]), h[MARKED], None, None, arrays, vtab, ves, ces, cell, shape, 0, 0, 0)  # noqa: E501  # fmt: skip
 
 
 def _leave(ta):
@@ -358,15 +349,14 @@ def _adopt(meminfo, typ):
     from .tensor_array import TensorArray
 
     dtype = as_dtype(typ.field_dict["data"].dtype)
-    ndim = len(typ.field_dict["zshape"])
-    proxy = _StateProxy._numba_box_(array_type(dtype, ndim, _StateType), meminfo)
+    proxy = E.StateProxy._numba_box_(E.state_type(dtype), meminfo)
     data, state, shape_id, offsets, hdr, ces, name = _own_of(proxy)
     h = hdr.tolist()
     st = _storage.Storage(name, dtype, 0, None, bool(h[DYN]), bool(h[CAR]), bool(h[IDENT]))
     ta = TensorArray(dtype, handle=_registry.register(st), flow=0.0, infer_shape=bool(h[INFER]))
     cell = tuple(None if d < 0 else d for d in ces.tolist())
     ta._element_shape[0] = TensorShape(cell)
-    view = _View(proxy, hdr, (data, state, shape_id, offsets), st._tab, None, ndim, ces)
+    view = _View(proxy, hdr, (data, state, shape_id, offsets), st._tab, None, ces)
     view.cell = cell
     view.ta = weakref.ref(ta)
     st._jit = view
@@ -424,67 +414,6 @@ def _box_ta(typ, val, c):
 
 
 # --------------------------------------------------------------------------- compiled helpers
-@intrinsic
-def _buf(typingctx, s, field):
-    """``(pointer to the first item, item count)`` of the array field ``field`` (a literal) of the struct ``s``.
-
-    Reading a field as ``s.name`` increfs and decrefs its buffer; the hot paths read
-    through this borrowed pointer instead (the struct keeps the buffer alive for as
-    long as it is the field's value, and the hot paths replace no field).
-    """
-    if not isinstance(field, types.StringLiteral):
-        return None
-    name = field.literal_value
-    arrty = s.field_dict[name]
-    sig = types.Tuple((types.CPointer(arrty.dtype), types.intp))(s, field)
-
-    def codegen(context, builder, sig, args):
-        dataval = structref._Utils(context, builder, sig.args[0]).get_data_struct(args[0])
-        ary = context.make_array(arrty)(context, builder, value=getattr(dataval, name))
-        return context.make_tuple(builder, sig.return_type, (ary.data, ary.nitems))
-
-    return sig, codegen
-
-
-@intrinsic
-def _ptr(typingctx, a):
-    """Return the data pointer of the array ``a`` (borrowed: valid while ``a`` is alive)."""
-    sig = types.CPointer(a.dtype)(a)
-
-    def codegen(context, builder, sig, args):
-        return context.make_array(sig.args[0])(context, builder, value=args[0]).data
-
-    return sig, codegen
-
-
-@register_jitable
-def _shape_str(a, n):
-    """TF's ``TensorShape::DebugString`` of the first ``n`` items of ``a``: ``[2,3]``."""
-    out = "["
-    for k in range(n):
-        if k:
-            out += ","
-        out += str(a[k])
-    return out + "]"
-
-
-@register_jitable
-def _partial_str(a):
-    """TF's ``PartialTensorShape::DebugString`` (-1 is an unknown dimension): ``[?,3]``."""
-    out = "["
-    for k in range(a.size):
-        if k:
-            out += ","
-        out += "?" if a[k] < 0 else str(a[k])
-    return out + "]"
-
-
-@register_jitable
-def _es_str(s):
-    """Format the array's element shape as TF prints a partial shape (``<unknown>`` for an unknown rank)."""
-    return _partial_str(s.es) if s.hdr[ES_KNOWN] else "<unknown>"
-
-
 @register_jitable
 def _py_str(a, n):
     """Python's ``str(tf.TensorShape)`` (-1 is None): ``(2,)``, ``(None, 3)``, ``()``."""
@@ -497,197 +426,38 @@ def _py_str(a, n):
 
 
 @register_jitable
-def _fully_defined(es):
-    for k in range(es.size):
-        if es[k] < 0:
-            return False
-    return True
-
-
-@register_jitable
-def _compatible(es, shape):
-    """Whether the concrete ``shape`` (tuple) is compatible with the partial ``es`` (same rank)."""
-    for k in range(es.size):
-        if es[k] >= 0 and es[k] != shape[k]:
-            return False
-    return True
-
-
-@register_jitable
-def _shape_array(shape):
-    a = np.empty(len(shape), np.int64)
-    for k in range(len(shape)):
-        a[k] = shape[k]
-    return a
-
-
-@register_jitable
-def _find_shape(s, shape):
-    """Return the id of the interned ``shape`` (an int64 array), or -1."""
-    n = s.hdr[NSHAPES]
-    r = shape.size
-    for sid in range(n):
-        row = s.shapes[sid]
-        same = True
-        for k in range(r):
-            if row[k] != shape[k]:
-                same = False
-                break
-        if same:
-            return sid
-    return -1
-
-
-@register_jitable
-def _set_es(s, shape):
-    """Set the array's element shape to ``shape`` (an identical-element-shapes array's first write)."""
-    for k in range(len(shape)):
-        s.es[k] = shape[k]
-    s.hdr[ES_KNOWN] = 1
-    s.hdr[ES_CHANGED] = 1
-    s.hdr[GEN] += 1
-    s.hdr[FASTSID] = -1  # the fast write path relies on the element shape it was enabled under
-
-
-@register_jitable
-def _intern_tuple(s, shape):
-    """:func:`_intern` of a shape tuple; the last shape interned is found first."""
-    n = s.hdr[NSHAPES]
-    r = len(shape)
-    for j in range(n):
-        sid = n - 1 - j
-        same = True
-        for k in range(r):
-            if s.shapes[sid, k] != shape[k]:
-                same = False
-                break
-        if same:
-            return sid
-    return _intern(s, _shape_array(shape))
-
-
-@register_jitable
-def _intern(s, shape):
-    """Return the id of ``shape`` (an int64 array), interning it (at the commit of an op that cannot fail)."""
-    sid = _find_shape(s, shape)
-    if sid >= 0:
-        return sid
-    h = s.hdr
-    n = h[NSHAPES]
-    if n == s.shapes.shape[0]:
-        cap = max(4, 2 * n)
-        shapes = np.zeros((cap, shape.size), np.int64)
-        items = np.zeros(cap, np.int64)
-        shapes[:n] = s.shapes[:n]
-        items[:n] = s.items[:n]
-        s.shapes = shapes
-        s.items = items
-    s.shapes[n, :] = shape
-    p = 1
-    for k in range(shape.size):
-        p *= shape[k]
-    s.items[n] = p
-    h[NSHAPES] = n + 1
-    h[GEN] += 1
-    return n
-
-
-@register_jitable
-def _reserve(s, n):
-    """Room for ``n`` slots in the metadata (geometric growth; new slots unwritten)."""
-    h = s.hdr
-    cap = h[CAP]
-    if n <= cap:
+def _class_check(s, shape):
+    """Check the class's element shape (``_check_element_shape``): ValueError as TF's Python layer raises it."""
+    if not s.hdr[CLASS_KNOWN]:
         return
-    newcap = max(n, 2 * cap, 8)
-    m = min(cap, s.state.size)
-    state = np.zeros(newcap, np.uint8)
-    shape_id = np.zeros(newcap, np.int32)
-    offsets = np.zeros(newcap, np.int64)
-    state[:m] = s.state[:m]
-    shape_id[:m] = s.shape_id[:m]
-    offsets[:m] = s.offsets[:m]
-    s.state = state
-    s.shape_id = shape_id
-    s.offsets = offsets
-    h[CAP] = newcap
-    h[GEN] += 1
-
-
-_SLACK = _storage.DENSE_SLACK_BYTES
-_FACTOR = _storage.DENSE_FACTOR
+    ces = s.ces
+    if not E._compatible(ces, shape):
+        raise ValueError(
+            _CLASS_SHAPES.replace("{shape}", _py_str(shape, shape.size)).replace(
+                "{element_shape}", _py_str(ces, ces.size)
+            )
+        )
 
 
 @register_jitable
-def _dense_rows(s, w, top, n_new):
-    """:meth:`numba_ta._storage.Storage._dense_rows` (the memory policy), in compiled code."""
-    if w == 0:
-        return top
+def _class_merge(s, shape):
+    """Merge the written shape into the class's element shape (``infer_shape``; an unknown one becomes it)."""
     h = s.hdr
-    have = s.data.size // w if h[LAYOUT] == _DENSE else 0
-    if top <= have:
-        return have
-    stored = n_new
-    if have:
-        for i in range(h[SIZE]):
-            if s.state[i] & _D:
-                stored += 1
-    row_bytes = w * s.data.itemsize
-    budget = max(_SLACK, _FACTOR * stored * row_bytes)
-    for rows in (max(h[CAP], top), max(top, 2 * have), top):
-        if rows * row_bytes <= budget:
-            return rows
-    return 0
-
-
-@register_jitable
-def _grow_data(s, items, keep):
-    if items <= s.data.size:
+    if not h[INFER]:
         return
-    data = np.empty(items, s.data.dtype)
-    data[:keep] = s.data[:keep]
-    s.data = data
-    s.hdr[GEN] += 1
-
-
-@register_jitable
-def _alloc1(s, index, items):
-    """Return the offset of new room for ``items`` items of element ``index`` (``Storage._alloc``, one slot)."""
-    h = s.hdr
-    top = index + 1
-    if h[LAYOUT] == _NONE:
-        rows = _dense_rows(s, items, top, 1)
-        if rows:
-            s.data = np.empty(rows * items, s.data.dtype)
-            h[LAYOUT] = _DENSE
-            h[WIDTH] = items
-        else:
-            s.data = np.empty(items, s.data.dtype)
-            h[LAYOUT] = _RAGGED
-            h[USED] = 0
+    if not h[CLASS_KNOWN] or not E._same(s.ces, shape):
+        s.ces = shape.copy()  # after _class_check: the merge of a compatible shape into a concrete one is it
+        h[CLASS_KNOWN] = 1
+        h[CES_CHANGED] = 1
         h[GEN] += 1
-    if h[LAYOUT] == _DENSE:
-        w = h[WIDTH]
-        if items == w:
-            if top * w > s.data.size:
-                rows = _dense_rows(s, w, top, 1)
-                if rows:
-                    _grow_data(s, rows * w, s.data.size)
-            if top * w <= s.data.size:
-                return index * w
-        h[LAYOUT] = _RAGGED
-        h[USED] = s.data.size
-    need = h[USED] + items
-    if need > s.data.size:
-        _grow_data(s, max(need, 2 * s.data.size), h[USED])
-    o = h[USED]
-    h[USED] = need
-    return o
 
 
 @register_jitable
-def _msg(template, name, index):
-    return template.replace("{name}", name).replace("{index}", str(index))
+def _shape_at(s, sid, ndim):
+    """``(start in dims, ok)``: where shape ``sid`` starts, and whether it has rank ``ndim`` (borrowed pointers)."""
+    stp, _ = _buf(s, "starts")
+    a = stp[sid]
+    return a, stp[sid + 1] - a == ndim
 
 
 @register_jitable
@@ -715,15 +485,17 @@ def _fast_write(s, index, value, ndim):
     o = index * w
     if o + w > nd:
         return False
-    sp, _ = _buf(s, "shapes")
-    row = sid * ndim
-    cp, _ = _buf(s, "ces")
+    a, ok = _shape_at(s, sid, ndim)
+    if not ok:
+        return False
+    sp, _ = _buf(s, "dims")
+    cp, nc = _buf(s, "ces")
     known = h[CLASS_KNOWN]
-    if not known and h[INFER]:
+    if (not known and h[INFER]) or (known and nc != ndim):
         return False
     for k in range(ndim):
         d = value.shape[k]
-        if sp[row + k] != d:
+        if sp[a + k] != d:
             return False
         if known and cp[k] != d and (cp[k] >= 0 or h[INFER]):
             return False
@@ -740,106 +512,10 @@ def _fast_write(s, index, value, ndim):
     return True
 
 
-@register_jitable
-def _storage_write(s, index, value, numeric):
-    """TF's ``LockedWriteOrAggregate`` (checks T1, T2, T4 to T8 in order; sums in gradient arrays)."""
-    h = s.hdr
-    if h[CLOSED]:
-        raise InvalidArgumentError(_T1.replace("{name}", s.name))
-    n = h[SIZE]
-    if index < 0 or (index >= n and not h[DYN]):
-        raise InvalidArgumentError(_msg(_T2, s.name, index).replace("{size}", str(n)))
-    shape = value.shape
-    r = len(shape)
-    if not _compatible(s.es, shape):
-        raise InvalidArgumentError(
-            _msg(_T4, s.name, index).replace("{shape}", _shape_str(shape, r)).replace("{element_shape}", _es_str(s))
-        )
-    bits = s.state[index] if index < n else 0
-    add = False
-    if bits:
-        if bits & _R:
-            raise InvalidArgumentError(_msg(_T5, s.name, index))
-        if not h[ISGRAD]:
-            raise InvalidArgumentError(_msg(_T6, s.name, index))
-        old = s.shapes[s.shape_id[index]]
-        same = True
-        for k in range(r):
-            if old[k] != shape[k]:
-                same = False
-        if not same:
-            raise InvalidArgumentError(
-                _msg(_T7, s.name, index)
-                .replace("{old_shape}", _shape_str(old, r))
-                .replace("{shape}", _shape_str(shape, r))
-            )
-        add = (bits & _D) != 0 and value.size > 0
-        if add and not numeric:
-            raise InvalidArgumentError(_T8_BOOL)
-    flat = np.ascontiguousarray(value).reshape(-1)
-    ident_es = h[IDENT] and not _fully_defined(s.es)
-    if add:
-        o = s.offsets[index]
-        d = s.data[o : o + flat.size]
-        d += flat
-        h[DISALLOWED] = 1
-        if ident_es:
-            _set_es(s, shape)
-        return
-    sid = s.shape_id[index] if bits else _intern_tuple(s, shape)
-    if index >= n:
-        _reserve(s, index + 1)
-    items = flat.size
-    o = 0
-    if items:
-        o = _alloc1(s, index, items)
-        s.data[o : o + items] = flat
-    s.offsets[index] = o
-    s.shape_id[index] = sid
-    s.state[index] = _W | _D
-    if index + 1 > n:
-        h[SIZE] = index + 1
-    if ident_es:
-        _set_es(s, shape)
-    h[FASTSID] = sid if h[LAYOUT] == _DENSE and items == h[WIDTH] and items else -1
-
-
-@register_jitable
-def _class_check(s, shape, rank):
-    """Check the class's element shape (``_check_element_shape``): ValueError as TF's Python layer raises it."""
-    if not s.hdr[CLASS_KNOWN]:
-        return
-    ces = s.ces
-    ok = ces.size == rank
-    if ok:
-        for k in range(rank):
-            if ces[k] >= 0 and ces[k] != shape[k]:
-                ok = False
-    if not ok:
-        raise ValueError(
-            _CLASS_SHAPES.replace("{shape}", _py_str(shape, rank)).replace("{element_shape}", _py_str(ces, ces.size))
-        )
-
-
-@register_jitable
-def _class_merge(s, shape, rank):
-    """Merge the written shape into the class's element shape (``infer_shape``; an unknown one becomes it)."""
-    h = s.hdr
-    if not h[INFER] or (not h[CLASS_KNOWN] and rank != s.ces.size):
-        return
-    for k in range(rank):
-        if s.ces[k] != shape[k]:
-            s.ces[k] = shape[k]
-            h[CES_CHANGED] = 1
-    if not h[CLASS_KNOWN]:
-        h[CLASS_KNOWN] = 1
-        h[CES_CHANGED] = 1
-
-
 @overload_method(TensorArrayType, "write")
 def _ol_write(ta, index, value):
     dtype = ta.field_dict["data"].dtype
-    ndim = len(ta.field_dict["zshape"])
+    ndim = ta.ndim
     numeric = dtype != types.boolean
     vdim = value.ndim if isinstance(value, types.Array) else 0
 
@@ -854,37 +530,39 @@ def _ol_write(ta, index, value):
             v = np.full((), value, dtype)
         if vdim == ndim and _fast_write(ta, index, v, ndim):
             return ta
-        _class_check(ta, v.shape, vdim)
-        if vdim != ndim:
-            raise NotImplementedError("inside compiled code, elements must have the array's element rank")
-        _storage_write(ta, index, v, numeric)
-        _class_merge(ta, v.shape, vdim)
+        shape = E.shape_array(v.shape)
+        _class_check(ta, shape)
+        E.write(ta, index, np.ascontiguousarray(v).reshape(-1), shape, numeric)
+        _class_merge(ta, shape)
         return ta
 
     return impl
 
 
 @register_jitable
-def _fast_read(s, index, ndim):
+def _fast_read(s, index, ndim, zshape):
     """Read a stored element at ``index`` through borrowed pointers; ``(False, empty)`` if it takes the full path.
 
     The fast path: an open array, ``index`` in range, the element written with its
-    value stored and not cleared (no check can fail).  It copies the element and
-    marks it read (cleared, for ``clear_after_read``).
+    value stored and not cleared, of rank ``ndim`` (no check can fail).  It copies
+    the element and marks it read (cleared, for ``clear_after_read``).
     """
     h, _ = _buf(s, "hdr")
     st, nst = _buf(s, "state")
-    shp = s.zshape
     if h[CLOSED] or index < 0 or index >= h[SIZE] or index >= nst:
-        return False, np.empty(shp, s.data.dtype)
+        return False, np.empty(zshape, s.data.dtype)
     bits = st[index]
     if bits & (_W | _D | _C) != _W | _D:
-        return False, np.empty(shp, s.data.dtype)
+        return False, np.empty(zshape, s.data.dtype)
     ip, _ = _buf(s, "shape_id")
     sid = ip[index]
-    sp, _ = _buf(s, "shapes")
+    a, ok = _shape_at(s, sid, ndim)
+    if not ok:
+        return False, np.empty(zshape, s.data.dtype)
+    sp, _ = _buf(s, "dims")
+    shp = zshape
     for k in range(ndim):
-        shp = tuple_setitem(shp, k, sp[sid * ndim + k])
+        shp = tuple_setitem(shp, k, sp[a + k])
     out = np.empty(shp, s.data.dtype)
     outp = _ptr(out)
     dp, _ = _buf(s, "data")
@@ -896,56 +574,17 @@ def _fast_read(s, index, ndim):
     return True, out
 
 
-@register_jitable
-def _read(s, index, ndim):
-    """TF's ``LockedRead`` (T1, T9, T10, T11; soft zeros; clear_after_read)."""
-    h = s.hdr
-    if h[CLOSED]:
-        raise InvalidArgumentError(_T1.replace("{name}", s.name))
-    n = h[SIZE]
-    if index < 0 or (index >= n and not h[ISGRAD]):
-        raise InvalidArgumentError(_T9.replace("{index}", str(index)).replace("{size}", str(n)))
-    bits = s.state[index] if index < n else 0
-    new = _W | _R | _C if h[CAR] else _W | _R
-    if not bits & _W:
-        if not _fully_defined(s.es):
-            raise InvalidArgumentError(_msg(_T10, s.name, index).replace("{element_shape}", _es_str(s)))
-        out = np.zeros(to_fixed_tuple(s.es, ndim), s.data.dtype)
-        sid = _intern(s, s.es.copy())
-        if index < n:
-            s.shape_id[index] = sid
-            s.state[index] = new
-            return out
-        _reserve(s, index + 1)
-        for i in range(n, index + 1):
-            s.state[i] = _W
-            s.shape_id[i] = sid
-        s.state[index] = new
-        h[SIZE] = index + 1
-        return out
-    if bits & _C:
-        raise InvalidArgumentError(_msg(_T11, s.name, index))
-    sid = s.shape_id[index]
-    items = s.items[sid]
-    shape = to_fixed_tuple(s.shapes[sid], ndim)
-    if bits & _D and items:
-        o = s.offsets[index]
-        out = s.data[o : o + items].copy().reshape(shape)
-    else:
-        out = np.zeros(shape, s.data.dtype)
-    s.state[index] = (bits | _R | _C) & ~_D if h[CAR] else bits | _R
-    return out
-
-
 @overload_method(TensorArrayType, "read")
 def _ol_read(ta, index):
-    ndim = len(ta.field_dict["zshape"])
+    ndim = ta.ndim
+    zshape = (0,) * ndim
 
     def impl(ta, index):
-        ok, out = _fast_read(ta, index, ndim)
+        ok, out = _fast_read(ta, index, ndim, zshape)
         if ok:
             return out
-        return _read(ta, index, ndim)
+        flat, shape = E.read(ta, index, ndim)
+        return flat.reshape(to_fixed_tuple(shape, ndim))
 
     return impl
 
@@ -962,173 +601,47 @@ def _ol_size(ta):
 
 @overload_attribute(TensorArrayType, "element_shape")
 def _ol_element_shape(ta):
-    ndim = len(ta.field_dict["zshape"])
+    ndim = ta.ndim
 
     def impl(ta):
-        return to_fixed_tuple(ta.ces.copy() if ta.hdr[CLASS_KNOWN] else ta.es.copy(), ndim)
+        out = np.full(ndim, -1, np.int64)  # -1: an unknown dimension (or rank)
+        if ta.hdr[CLASS_KNOWN]:
+            src = ta.ces
+        elif ta.hdr[ES_KNOWN]:
+            src = ta.es
+        else:
+            src = out
+        if src.size == ndim:
+            out[:] = src
+        return to_fixed_tuple(out, ndim)
 
     return impl
 
 
 @register_jitable
-def _repeat_keys(idx):
-    """``(keys, seen)``: equal keys for equal indices, and a zeroed table over the keys."""
-    m = idx.size
-    lo = idx.min()
-    hi = idx.max()
-    if hi - lo < 4 * m + 4096:
-        return idx - lo, np.zeros(hi - lo + 1, np.uint8)
-    order = np.argsort(idx, kind="mergesort")
-    keys = np.empty(m, np.int64)
-    r = -1
-    prev = 0
-    for j in range(m):
-        v = idx[order[j]]
-        if j == 0 or v != prev:
-            r += 1
-            prev = v
-        keys[order[j]] = r
-    return keys, np.zeros(m, np.uint8)
-
-
-@register_jitable
-def _gather(s, idx, ndim, ndim1):
-    """TF's ``TensorArrayGatherV3`` with no element shape attribute (T1, G3, T9 to T11, G5, in order)."""
-    h = s.hdr
-    # the class passes its element shape as the op's attribute: merged into the array's (TF's MergeWith)
-    attr_known = h[CLASS_KNOWN] != 0
-    es = s.es.copy()
-    if attr_known:
-        for k in range(ndim):
-            a = s.ces[k]
-            if es[k] >= 0 and a >= 0 and es[k] != a:
-                raise InvalidArgumentError(
-                    _MERGE_SHAPE.replace("{shape}", _es_str(s)).replace("{other_shape}", _partial_str(s.ces))
-                )
-            if es[k] < 0:
-                es[k] = a
-    es_known = h[ES_KNOWN] != 0 or attr_known
-    es_str = _partial_str(es) if es_known else "<unknown>"
-    if h[CLOSED]:
-        raise InvalidArgumentError(_T1.replace("{name}", s.name))
-    m = idx.size
-    shp = np.zeros(ndim + 1, np.int64)
-    if m == 0:
-        if not attr_known or not _fully_defined(s.ces):
-            attr = _partial_str(s.ces) if attr_known else "<unknown>"
-            raise UnimplementedError(_G3.replace("{element_shape}", attr))
-        shp[1:] = s.ces
-        _commit_es(s, es, es_known)
-        return np.zeros(to_fixed_tuple(shp, ndim1), s.data.dtype)
-    zsid = _intern(s, es.copy()) if _fully_defined(es) else -1
-    sids = _check_reads(s, idx, zsid, es_str)
-    s0 = sids[0]
-    if attr_known and not _compatible(s.ces, s.shapes[s0]):
-        raise InvalidArgumentError(
-            _G4.replace("{element_shape}", _partial_str(s.ces)).replace("{shape}", _shape_str(s.shapes[s0], ndim))
-        )
-    w = s.items[s0]
-    if w:
-        for k in range(1, m):
-            if sids[k] != s0:
-                raise InvalidArgumentError(
-                    _G5.replace("{shape0}", _shape_str(s.shapes[s0], ndim))
-                    .replace("{position}", str(k))
-                    .replace("{shape}", _shape_str(s.shapes[sids[k]], ndim))
-                )
-    shp[0] = m
-    shp[1:] = s.shapes[s0, :ndim]
-    out = np.empty(to_fixed_tuple(shp, ndim1), s.data.dtype)
-    top = idx.max() + 1
-    _reserve(s, top)
-    src = np.empty(m, np.int64)
-    new_state = np.empty(m, np.uint8)
-    _, bad = _kernels._plan_reads(idx, s.state, s.offsets, sids, s.items, h[CAR], s.data.size, src, new_state)
-    if bad >= 0:
-        raise InternalError(_CORRUPT.replace("{name}", s.name).replace("{index}", str(idx[bad])))
-    if w:
-        fp = _ptr(out)
-        dp, _ = _buf(s, "data")
-        for k in range(m):
-            o = src[k]
-            b = k * w
-            if o < 0:
-                for j in range(w):
-                    fp[b + j] = 0
-            else:
-                for j in range(w):
-                    fp[b + j] = dp[o + j]
-    _commit_reads(s, idx, sids, new_state, top, zsid)
-    _commit_es(s, es, es_known)
-    return out
-
-
-@register_jitable
-def _check_reads(s, idx, zsid, es_str):
-    """Run ``ReadMany``'s checks in order (the kernel) and raise TF's error (T9, T10, T11); return the shape ids."""
-    h = s.hdr
-    n = h[SIZE]
-    if h[CAR]:
-        keys, seen = _repeat_keys(idx)
-    else:
-        keys, seen = idx, np.zeros(0, np.uint8)
-    sids = np.empty(idx.size, np.int64)
-    pos, code = _kernels._check_reads(idx, s.state, s.shape_id, n, h[ISGRAD], h[CAR], zsid, keys, seen, sids)
-    if code:
-        i = idx[pos]
-        if code == 1:
-            size = n
-            if h[ISGRAD] and pos:
-                size = max(n, idx[:pos].max() + 1)
-            raise InvalidArgumentError(_T9.replace("{index}", str(i)).replace("{size}", str(size)))
-        if code == 2:
-            raise InvalidArgumentError(_msg(_T10, s.name, i).replace("{element_shape}", es_str))
-        raise InvalidArgumentError(_msg(_T11, s.name, i))
-    return sids
-
-
-@register_jitable
-def _commit_reads(s, idx, sids, new_state, top, zsid):
-    """Store the element states after ``ReadMany``; a gradient array read up to ``top`` grows with soft zeros."""
-    h = s.hdr
-    n = h[SIZE]
-    if top > n:
-        for i in range(n, top):
-            s.state[i] = _W
-            s.shape_id[i] = zsid
-        h[SIZE] = top
-    _kernels._store_reads(idx, s.state, s.shape_id, new_state, sids)
-
-
-@register_jitable
-def _commit_es(s, es, known):
-    """Store the element shape ``es`` (known: its rank is known) when it differs from the array's."""
-    h = s.hdr
-    if known and not h[ES_KNOWN]:
-        _set_es(s, es)
-        return
-    for k in range(es.size):
-        if es[k] != s.es[k]:
-            _set_es(s, es)
-            return
+def _class_attr(ta):
+    """Return the class's element shape as a gather's ``element_shape`` attribute: ``(dims, known)``."""
+    return ta.ces, ta.hdr[CLASS_KNOWN] != 0
 
 
 @overload_method(TensorArrayType, "gather")
 def _ol_gather(ta, indices):
-    ndim = len(ta.field_dict["zshape"])
+    ndim = ta.ndim
     ndim1 = ndim + 1
 
     def impl(ta, indices):
         idx = np.asarray(indices).astype(np.int64)
         if idx.ndim != 1:
-            raise InvalidArgumentError(_G2.replace("{shape}", _shape_str(_shape_array(idx.shape), idx.ndim)))
-        return _gather(ta, idx.ravel(), ndim, ndim1)
+            raise InvalidArgumentError(_G2.replace("{shape}", _shape_str(E.shape_array(idx.shape), idx.ndim)))
+        attr, known = _class_attr(ta)
+        flat, shape = E.gather(ta, idx.ravel(), attr, known, ndim)
+        return flat.reshape(to_fixed_tuple(shape, ndim1))
 
     return impl
 
 
 @register_jitable
-def _fast_stack(s, ndim, ndim1):
+def _fast_stack(s, ndim, zshape1):
     """Stack a dense array whose elements all hold data of one shape in place; ``(False, empty)`` otherwise.
 
     Then none of TF's checks can fail and the element shape does not change
@@ -1137,36 +650,37 @@ def _fast_stack(s, ndim, ndim1):
     """
     h, _ = _buf(s, "hdr")
     n = h[SIZE]
-    shp = np.zeros(ndim1, np.int64)
     stp, nst = _buf(s, "state")
     if h[CLOSED] or n == 0 or n > nst or h[LAYOUT] != _DENSE:
-        return False, np.empty(to_fixed_tuple(shp, ndim1), s.data.dtype)
+        return False, np.empty(zshape1, s.data.dtype)
     ip, _ = _buf(s, "shape_id")
     op, _ = _buf(s, "offsets")
     itp, _ = _buf(s, "items")
-    sp, _ = _buf(s, "shapes")
     s0 = ip[0]
     w = h[WIDTH]
-    ok = w > 0 and itp[s0] == w
+    a, ok = _shape_at(s, s0, ndim)
+    ok = ok and w > 0 and itp[s0] == w
+    sp, _ = _buf(s, "dims")
     if ok and h[CLASS_KNOWN]:
-        esp, _ = _buf(s, "es")
-        cp, _ = _buf(s, "ces")
-        ok = h[ES_KNOWN] != 0
-        for k in range(ndim):
-            c = cp[k]
-            if c >= 0 and (sp[s0 * ndim + k] != c or esp[k] != c):
-                ok = False
+        esp, ne = _buf(s, "es")
+        cp, nc = _buf(s, "ces")
+        ok = h[ES_KNOWN] != 0 and ne == ndim and nc == ndim
+        if ok:
+            for k in range(ndim):
+                c = cp[k]
+                if c >= 0 and (sp[a + k] != c or esp[k] != c):
+                    ok = False
     if ok:
         for i in range(n):
             if stp[i] & (_W | _D | _C) != _W | _D or ip[i] != s0 or op[i] != i * w:
                 ok = False
                 break
     if not ok:
-        return False, np.empty(to_fixed_tuple(shp, ndim1), s.data.dtype)
-    shp[0] = n
+        return False, np.empty(zshape1, s.data.dtype)
+    shp = tuple_setitem(zshape1, 0, n)
     for k in range(ndim):
-        shp[k + 1] = sp[s0 * ndim + k]
-    out = np.empty(to_fixed_tuple(shp, ndim1), s.data.dtype)
+        shp = tuple_setitem(shp, k + 1, sp[a + k])
+    out = np.empty(shp, s.data.dtype)
     fp = _ptr(out)
     dp, _ = _buf(s, "data")
     for k in range(n * w):
@@ -1182,140 +696,45 @@ def _fast_stack(s, ndim, ndim1):
 
 @overload_method(TensorArrayType, "stack")
 def _ol_stack(ta):
-    ndim = len(ta.field_dict["zshape"])
+    ndim = ta.ndim
     ndim1 = ndim + 1
+    zshape1 = (0,) * ndim1
 
     def impl(ta):
-        ok, out = _fast_stack(ta, ndim, ndim1)
+        ok, out = _fast_stack(ta, ndim, zshape1)
         if ok:
             return out
         if ta.hdr[CLOSED]:
             raise InvalidArgumentError(_T1.replace("{name}", ta.name))
-        return _gather(ta, np.arange(ta.hdr[SIZE]), ndim, ndim1)
+        attr, known = _class_attr(ta)
+        flat, shape = E.gather(ta, np.arange(ta.hdr[SIZE]), attr, known, ndim)
+        return flat.reshape(to_fixed_tuple(shape, ndim1))
 
     return impl
 
 
 @register_jitable
-def _scatter(s, idx, value, numeric, ndim):
-    """TF's ``TensorArrayScatterV3`` after K7 and S2 (T1, S3, S4, T2, T4, T5 to T8, in TF's order)."""
-    h = s.hdr
-    if h[CLOSED]:
-        raise InvalidArgumentError(_T1.replace("{name}", s.name))
-    m = idx.size
-    if m != value.shape[0]:
-        raise InvalidArgumentError(_S3.replace("{n_indices}", str(m)).replace("{n_values}", str(value.shape[0])))
-    n = h[SIZE]
-    max_index = idx.max() if m else -1
-    size2 = max(n, max_index + 1) if h[DYN] else n
-    if max_index >= size2:
-        raise InvalidArgumentError(_S4.replace("{max_index}", str(max_index)).replace("{size}", str(size2)))
-    if m == 0:
-        return
-    row = _shape_array(value.shape[1:])
-    pos_neg = m
-    for k in range(m):
-        if idx[k] < 0:
-            pos_neg = k
-            break
-    if pos_neg == 0:
-        raise InvalidArgumentError(_msg(_T2, s.name, idx[0]).replace("{size}", str(n)))
-    if not _compatible(s.es, value.shape[1:]):
-        raise InvalidArgumentError(
-            _msg(_T4, s.name, idx[0]).replace("{shape}", _shape_str(row, ndim)).replace("{element_shape}", _es_str(s))
-        )
-    sid = _find_shape(s, row)
-    width = 1
-    for k in range(ndim):
-        width *= row[k]
-    if sid < 0:
-        sid = h[NSHAPES]  # planned: interned at the commit
-        items = np.empty(sid + 1, np.int64)
-        items[:sid] = s.items[:sid]
-        items[sid] = width
-    else:
-        items = s.items[: h[NSHAPES]]
-    sids = np.full(m, sid, np.int64)
-    keys, seen = _repeat_keys(idx[:pos_neg])
-    add = np.empty(pos_neg, np.bool_)
-    fresh = np.empty(pos_neg, np.bool_)
-    dup = np.empty(pos_neg, np.bool_)
-    p, code, old = _kernels._check_writes(
-        idx[:pos_neg], s.state, s.shape_id, n, h[ISGRAD], sids[:pos_neg], items, numeric, keys, seen, add, fresh, dup
-    )
-    if code:
-        _raise_write_error(s, code, idx[p], old, row, ndim)
-    if pos_neg < m:
-        size_then = max(n, idx[:pos_neg].max() + 1) if h[DYN] else n
-        raise InvalidArgumentError(_msg(_T2, s.name, idx[pos_neg]).replace("{size}", str(size_then)))
-    # no check can fail any more: the data work and the commit (one compiled call: nothing interrupts it)
-    sid = _intern(s, row)
-    _reserve(s, max_index + 1)
-    flat = np.ascontiguousarray(value).reshape(-1)
-    for k in range(m):
-        i = idx[k]
-        if width:
-            if add[k]:
-                o = s.offsets[i]
-                d = s.data[o : o + width]
-                d += flat[k * width : (k + 1) * width]
-            else:
-                o = _alloc1(s, i, width)
-                s.data[o : o + width] = flat[k * width : (k + 1) * width]
-                s.offsets[i] = o
-        else:
-            s.offsets[i] = 0
-        s.state[i] = _W | _D
-        s.shape_id[i] = sid
-    if add.any():
-        h[DISALLOWED] = 1
-    h[SIZE] = size2
-    if h[IDENT] and not _fully_defined(s.es):
-        _set_es(s, row)
-
-
-@register_jitable
-def _raise_write_error(s, code, index, old, shape, ndim):
-    """Raise TF's error for a failed ``WriteOrAggregateMany`` check (``_kernels._check_writes``'s code)."""
-    if code == 1:
-        raise InvalidArgumentError(_msg(_T5, s.name, index))
-    if code == 2:
-        raise InvalidArgumentError(_msg(_T6, s.name, index))
-    if code == 3:
-        raise InvalidArgumentError(
-            _msg(_T7, s.name, index)
-            .replace("{old_shape}", _shape_str(s.shapes[old], ndim))
-            .replace("{shape}", _shape_str(shape, ndim))
-        )
-    raise InvalidArgumentError(_T8_BOOL)
-
-
-@register_jitable
-def _class_scatter(ta, idx, v, numeric, ndim):
+def _class_scatter(ta, idx, v, numeric):
     """Run the class's ``scatter``/``unstack`` after the cast: its shape check, the op, its shape merge."""
-    vdim = v.ndim
-    row = _shape_array(v.shape[1:])
-    _class_check(ta, row, vdim - 1)
-    if vdim - 1 != ndim:
-        raise NotImplementedError("inside compiled code, elements must have the array's element rank")
+    row = E.shape_array(v.shape[1:])
+    _class_check(ta, row)
     if idx.ndim != 1:
-        raise InvalidArgumentError(_G2.replace("{shape}", _shape_str(_shape_array(idx.shape), idx.ndim)))
-    _scatter(ta, idx.ravel(), v, numeric, ndim)
-    _class_merge(ta, row, vdim - 1)
+        raise InvalidArgumentError(_G2.replace("{shape}", _shape_str(E.shape_array(idx.shape), idx.ndim)))
+    E.scatter(ta, idx.ravel(), np.ascontiguousarray(v).reshape(-1), v.shape[0], row, numeric)
+    _class_merge(ta, row)
     return ta
 
 
 @overload_method(TensorArrayType, "scatter")
 def _ol_scatter(ta, indices, value):
     dtype = ta.field_dict["data"].dtype
-    ndim = len(ta.field_dict["zshape"])
     numeric = 1 if dtype != types.boolean else 0
     vdim = value.ndim if isinstance(value, types.Array) else 0
 
     def impl(ta, indices, value):
         if vdim == 0:
             raise InvalidArgumentError(_S2.replace("{shape}", "[]"))
-        return _class_scatter(ta, np.asarray(indices).astype(np.int64), np.asarray(value).astype(dtype), numeric, ndim)
+        return _class_scatter(ta, np.asarray(indices).astype(np.int64), np.asarray(value).astype(dtype), numeric)
 
     return impl
 
@@ -1323,7 +742,6 @@ def _ol_scatter(ta, indices, value):
 @overload_method(TensorArrayType, "unstack")
 def _ol_unstack(ta, value):
     dtype = ta.field_dict["data"].dtype
-    ndim = len(ta.field_dict["zshape"])
     numeric = 1 if dtype != types.boolean else 0
     vdim = value.ndim if isinstance(value, types.Array) else 0
 
@@ -1331,201 +749,29 @@ def _ol_unstack(ta, value):
         if vdim == 0:
             raise InvalidArgumentError(_S2.replace("{shape}", "[]"))
         v = np.asarray(value).astype(dtype)
-        return _class_scatter(ta, np.arange(v.shape[0]), v, numeric, ndim)
+        return _class_scatter(ta, np.arange(v.shape[0]), v, numeric)
 
     return impl
-
-
-@register_jitable
-def _tail_str(a, ndim):
-    """TF's ``DebugString`` of a shape without its first dimension."""
-    return _shape_str(a[1:], ndim - 1)
-
-
-@register_jitable
-def _concat(s, ndim):
-    """TF's ``TensorArrayConcatV3`` with the class's ``element_shape_except0`` (T1, C1, T9-T11, C2-C4)."""
-    h = s.hdr
-    attr_known = h[CLASS_KNOWN] != 0 and ndim > 0
-    if h[CLOSED]:
-        raise InvalidArgumentError(_T1.replace("{name}", s.name))
-    if h[ISGRAD]:
-        n = h[MARKED]
-        if n < 0:
-            raise InvalidArgumentError(_CONCAT_UNSPLIT.replace("{name}", s.name))
-    else:
-        n = h[SIZE]
-    shp = np.zeros(max(ndim, 1), np.int64)
-    if n == 0:
-        if not attr_known or not _fully_defined(s.ces[1:]):
-            attr = _partial_str(s.ces[1:]) if attr_known else "<unknown>"
-            raise UnimplementedError(_C1.replace("{element_shape}", attr))
-        shp[1:] = s.ces[1:]
-        return np.zeros(to_fixed_tuple(shp, ndim), s.data.dtype)
-    idx = np.arange(n)
-    es = s.es.copy()
-    zsid = _intern(s, es.copy()) if _fully_defined(es) else -1
-    sids = _check_reads(s, idx, zsid, _es_str(s))
-    if ndim == 0:
-        raise InvalidArgumentError(_C2.replace("{index}", "0"))
-    s0 = s.shapes[sids[0]]
-    if attr_known and not _compatible(s.ces[1:], s0[1:ndim]):
-        raise InvalidArgumentError(
-            _C3.replace("{element_shape}", _partial_str(s.ces[1:])).replace("{shape}", _tail_str(s0, ndim))
-        )
-    lengths = np.empty(n, np.int64)
-    for k in range(n):
-        sk = s.shapes[sids[k]]
-        for d in range(1, ndim):
-            if sk[d] != s0[d]:
-                raise InvalidArgumentError(
-                    _C4.replace("{shape0}", _tail_str(s0, ndim))
-                    .replace("{index}", str(k))
-                    .replace("{shape}", _tail_str(sk, ndim))
-                )
-        lengths[k] = sk[0]
-    row = 1
-    for d in range(1, ndim):
-        row *= s0[d]
-    shp[0] = lengths.sum()
-    shp[1:] = s0[1:ndim]
-    out = np.empty(to_fixed_tuple(shp, ndim), s.data.dtype)
-    _reserve(s, n)
-    src = np.empty(n, np.int64)
-    new_state = np.empty(n, np.uint8)
-    _, bad = _kernels._plan_reads(idx, s.state, s.offsets, sids, s.items, h[CAR], s.data.size, src, new_state)
-    if bad >= 0:
-        raise InternalError(_CORRUPT.replace("{name}", s.name).replace("{index}", str(idx[bad])))
-    flat = out.reshape(-1)
-    o = 0
-    for k in range(n):
-        z = lengths[k] * row
-        if z:
-            if src[k] < 0:
-                flat[o : o + z] = 0
-            else:
-                flat[o : o + z] = s.data[src[k] : src[k] + z]
-        o += z
-    _commit_reads(s, idx, sids, new_state, n, zsid)
-    return out
 
 
 @overload_method(TensorArrayType, "concat")
 def _ol_concat(ta):
-    ndim = len(ta.field_dict["zshape"])
+    ndim = ta.ndim
 
     def impl(ta):
-        return _concat(ta, ndim)
+        h = ta.hdr
+        # the class passes element_shape[1:] as the op's element_shape_except0 (known when the rank is >= 1)
+        known = h[CLASS_KNOWN] != 0 and ta.ces.size > 0
+        attr = ta.ces[1:] if known else ta.ces[:0]
+        flat, shape, _ = E.concat(ta, attr, known, ndim)
+        return flat.reshape(to_fixed_tuple(shape, ndim))
 
     return impl
-
-
-@register_jitable
-def _split(s, v, lens, numeric, ndim):
-    """TF's ``TensorArraySplitV3`` after P1-P4 (T1, negative lengths, P5, T4, T5-T8 in TF's order)."""
-    h = s.hdr
-    if h[CLOSED]:
-        raise InvalidArgumentError(_T1.replace("{name}", s.name))
-    n_new = lens.size
-    for k in range(n_new):
-        if lens[k] < 0:
-            raise InvalidArgumentError(
-                _SPLIT_NEGATIVE.replace("{name}", s.name)
-                .replace("{position}", str(k))
-                .replace("{length}", str(lens[k]))
-            )
-    size = h[SIZE]
-    size2 = n_new if (h[DYN] and size < n_new) else size
-    if size2 != n_new:
-        raise InvalidArgumentError(_P5.replace("{size}", str(size)).replace("{n_lengths}", str(n_new)))
-    row = 1
-    for d in range(1, ndim):
-        row *= v.shape[d]
-    es = s.es
-    es_known = h[ES_KNOWN] != 0
-    es2 = es.copy()
-    shape_k = np.empty(ndim, np.int64)
-    for d in range(1, ndim):
-        shape_k[d] = v.shape[d]
-    sids = np.empty(n_new, np.int64)
-    add = np.zeros(n_new, np.bool_)
-    k_bad = n_new
-    if n_new:
-        shape_k[0] = lens[0]
-        if not _compatible(es, shape_k):
-            raise InvalidArgumentError(
-                _msg(_T4, s.name, 0)
-                .replace("{shape}", _shape_str(shape_k, ndim))
-                .replace("{element_shape}", _es_str(s))
-            )
-        if h[IDENT] and not _fully_defined(es):
-            es2[:] = shape_k
-            es_known = True
-        if es_known:
-            tail_ok = True
-            for d in range(1, ndim):
-                if es2[d] >= 0 and es2[d] != v.shape[d]:
-                    tail_ok = False
-            if not tail_ok:
-                k_bad = 0
-            elif es2[0] >= 0:
-                for k in range(n_new):
-                    if lens[k] != es2[0]:
-                        k_bad = k
-                        break
-        for k in range(n_new):
-            shape_k[0] = lens[k]
-            sids[k] = _intern(s, shape_k.copy())
-        idx = np.arange(n_new)
-        keys, seen = _repeat_keys(idx)
-        fresh = np.empty(n_new, np.bool_)
-        dup = np.empty(n_new, np.bool_)
-        p, code, old = _kernels._check_writes(
-            idx, s.state, s.shape_id, size, h[ISGRAD], sids, s.items, numeric, keys, seen, add, fresh, dup
-        )
-        if k_bad < n_new and k_bad <= p:
-            shape_k[0] = lens[k_bad]
-            es2_str = _partial_str(es2) if es_known else "<unknown>"
-            raise InvalidArgumentError(
-                _msg(_T4, s.name, k_bad)
-                .replace("{shape}", _shape_str(shape_k, ndim))
-                .replace("{element_shape}", es2_str)
-            )
-        if code:
-            shape_k[0] = lens[p]
-            _raise_write_error(s, code, p, old, shape_k, ndim)
-    marked = size2 if not h[ISGRAD] else h[MARKED]
-    _reserve(s, size2)
-    flat = np.ascontiguousarray(v).reshape(-1)
-    o = 0
-    for k in range(n_new):
-        z = lens[k] * row
-        if z:
-            if add[k]:
-                d0 = s.offsets[k]
-                d = s.data[d0 : d0 + z]
-                d += flat[o : o + z]
-            else:
-                d0 = _alloc1(s, k, z)
-                s.data[d0 : d0 + z] = flat[o : o + z]
-                s.offsets[k] = d0
-        else:
-            s.offsets[k] = 0
-        s.state[k] = _W | _D
-        s.shape_id[k] = sids[k]
-        o += z
-    if add.any():
-        h[DISALLOWED] = 1
-    h[MARKED] = marked
-    h[SIZE] = max(size, size2)
-    if es_known:
-        _commit_es(s, es2, True)
 
 
 @overload_method(TensorArrayType, "split")
 def _ol_split(ta, value, lengths):
     dtype = ta.field_dict["data"].dtype
-    ndim = len(ta.field_dict["zshape"])
     numeric = 1 if dtype != types.boolean else 0
     vdim = value.ndim if isinstance(value, types.Array) else 0
 
@@ -1535,14 +781,14 @@ def _ol_split(ta, value, lengths):
         flat_lens = lens.ravel()
         # the class checks (and merges) the pieces' shape only when all lengths are equal
         same = lens.ndim == 1 and lens.size > 0 and vdim > 0 and np.all(flat_lens == flat_lens[0])
-        shape = _shape_array(v.shape)
+        shape = E.shape_array(v.shape)
         if same:
             shape[0] = flat_lens[0]
             if shape[0] < 0:  # the class makes a TensorShape of it first
                 raise ValueError(_DIM_NEGATIVE.replace("{dim}", str(shape[0])))
-            _class_check(ta, shape, vdim)
+            _class_check(ta, shape)
         if lens.ndim != 1:
-            raise InvalidArgumentError(_P1.replace("{shape}", _shape_str(_shape_array(lens.shape), lens.ndim)))
+            raise InvalidArgumentError(_P1.replace("{shape}", _shape_str(E.shape_array(lens.shape), lens.ndim)))
         if lens.size >= 2147483647:
             raise InvalidArgumentError(_P2)
         if vdim == 0:
@@ -1550,13 +796,11 @@ def _ol_split(ta, value, lengths):
         total = lens.sum()
         if total != v.shape[0]:
             raise InvalidArgumentError(
-                _P4.replace("{total}", str(total)).replace("{shape}", _shape_str(_shape_array(v.shape), vdim))
+                _P4.replace("{total}", str(total)).replace("{shape}", _shape_str(E.shape_array(v.shape), vdim))
             )
-        if vdim != ndim:
-            raise NotImplementedError("inside compiled code, elements must have the array's element rank")
-        _split(ta, v, flat_lens, numeric, ndim)
+        E.split(ta, np.ascontiguousarray(v).reshape(-1), flat_lens, E.shape_array(v.shape), numeric)
         if same:
-            _class_merge(ta, shape, vdim)
+            _class_merge(ta, shape)
         return ta
 
     return impl
@@ -1655,7 +899,6 @@ def new_array(dtype, size, dynamic_size, clear_after_read, tensor_array_name, ha
         raise TypingError(f"TensorArray in compiled code: size must be an int, not {size}")
     ta_type = array_type(np_dtype, ndim)
     scalar = np_dtype.type
-    zshape = (0,) * ndim
 
     def impl(dtype, size=None, dynamic_size=None, clear_after_read=None, tensor_array_name=None, handle=None,
              flow=None, infer_shape=True, element_shape=None, colocate_with_first_write_call=True,
@@ -1700,11 +943,11 @@ def new_array(dtype, size, dynamic_size, clear_after_read, tensor_array_name, ha
         h[ES_KNOWN] = 1
         h[MARKED] = -1
         s.hdr = h
-        s.shapes = np.zeros((0, ndim), np.int64)
+        s.dims = np.zeros(0, np.int64)
+        s.starts = np.zeros(1, np.int64)
         s.items = np.zeros(0, np.int64)
         s.es = es
         s.ces = es.copy()
-        s.zshape = zshape
         s.name = uname
         return s
 

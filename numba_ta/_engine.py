@@ -1,0 +1,1018 @@
+"""The storage engine: one array's state as a Numba struct, and the element state machine over it.
+
+An array's state is a ``numba.experimental.structref`` (:func:`state_type`: one
+type per dtype; users' compiled code sees the same struct as
+``numba_ta._jit.TensorArrayType``, same fields, one type per element rank)
+with these fields:
+
+``data``, ``state``, ``shape_id``, ``offsets``
+    The flat element buffer and the per-element metadata (state bits, interned
+    shape id, data offset), as :mod:`numba_ta._storage` lays them out.
+``hdr``
+    The scalars (size, capacity, layout, flags...), one int64 array indexed by
+    the constants below.
+``dims``, ``starts``, ``items``
+    The interned element shapes, of any rank: shape ``sid`` is
+    ``dims[starts[sid]:starts[sid + 1]]`` and holds ``items[sid]`` items
+    (``hdr[NSHAPES]`` of them; the arrays have spare room).
+``es``
+    The array's element shape (TF's ``element_shape_``): its dimensions, -1 for
+    an unknown one, when ``hdr[ES_KNOWN]``; its rank is unknown otherwise.
+``ces``
+    The class's element shape (``TensorArray.element_shape``), when
+    ``hdr[CLASS_KNOWN]``: what the class's ops check and merge.
+``name``
+    The array's name (for the messages).
+
+Nothing in the layout depends on the element rank, so one struct holds any
+array, elements of several ranks included.  The functions below implement
+TensorFlow's ops on it (``TensorArrayV3``'s write, read, gather, scatter,
+concat and split, with the checks in TF's order and TF's error classes and
+texts, from :mod:`numba_ta._messages`).  They are rank-generic: values come in
+flat with their shape as an int64 array, results go out flat with theirs.
+Every op checks everything first and plans what it would intern; it changes
+the state only when nothing can fail any more, so a failed op leaves the
+array as it was and interns nothing.  Changes that replace a field (growth,
+an interned shape, a new element shape) bump ``hdr[GEN]``.
+
+They are compiled into the callers' code (``register_jitable``): the methods
+of a TensorArray inside users' ``@njit`` functions (:mod:`numba_ta._jit`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, types
+from numba.core import config
+from numba.core.extending import intrinsic, register_jitable
+from numba.experimental import structref
+from numba.np.numpy_support import from_dtype
+
+from . import _kernels, _storage
+from ._messages import MESSAGES
+from .errors import InternalError, InvalidArgumentError, UnimplementedError
+
+# hdr: the array's scalars
+SIZE, CAP, USED, WIDTH, LAYOUT, DYN, CAR, IDENT, ISGRAD, CLOSED, DISALLOWED = range(11)
+NSHAPES = 11  # interned shapes
+GEN = 12  # bumped when a field is replaced (growth, an interned shape, a new element shape)
+CLASS_KNOWN, INFER = 13, 14  # the class's element shape (ces) is known; the class infers shapes
+FASTSID = 15  # the write fast path: shape id of the last dense write (-1: none since entering)
+ES_KNOWN, ES_CHANGED = 16, 17  # the array's element shape has a known rank; an op changed it
+MARKED = 18  # the marked size (a split's element count; a gradient array's concat uses its forward's)
+CES_CHANGED = 19  # an op changed the class's element shape
+NHDR = 20
+
+_W, _R, _C, _D = 1, 2, 4, 8
+_NONE, _DENSE, _RAGGED = _storage._NONE, _storage._DENSE, _storage._RAGGED
+
+# message templates (str.format fields filled in with str.replace in compiled code)
+_T1, _T2, _T4, _T5, _T6, _T7, _T9, _T10, _T11 = (
+    MESSAGES[c][1] for c in ("T1", "T2", "T4", "T5", "T6", "T7", "T9", "T10", "T11")
+)
+_G3, _G4, _G5, _S3, _S4 = (MESSAGES[c][1] for c in ("G3", "G4", "G5", "S3", "S4"))
+_C1, _C2, _C3, _C4, _P5 = (MESSAGES[c][1] for c in ("C1", "C2", "C3", "C4", "P5"))
+_SPLIT_NEGATIVE, _CONCAT_UNSPLIT = MESSAGES["NT-split-negative"][1], MESSAGES["NT-concat-unsplit"][1]
+_CORRUPT = MESSAGES["NT-corrupt"][1]
+_MERGE_SHAPE = MESSAGES["NT-merge-shape"][1]
+_MERGE_RANK = MESSAGES["NT-merge-rank"][1]
+_T8_BOOL = MESSAGES["T8"][1].replace("{dtype}", "bool")  # bool is the one dtype numba_ta cannot sum
+_RANK = (
+    "inside compiled code, the elements of TensorArray {name} have rank {ndim} (its Numba type), "
+    "but element {index} has rank {rank}"
+)
+
+
+# --------------------------------------------------------------------------- the state type
+@structref.register
+class StateType(types.StructRef):
+    """The state struct's Numba type, as the Python layer holds it (boxed as a :class:`StateProxy`)."""
+
+    def preprocess_fields(self, fields):
+        return tuple((n, types.unliteral(t)) for n, t in fields)
+
+
+class StateProxy(structref.StructRefProxy):
+    """A Python reference to a state struct (held by the Python layer; never seen by users)."""
+
+
+FIELDS = ("data", "state", "shape_id", "offsets", "hdr", "dims", "starts", "items", "es", "ces", "name")
+structref.define_proxy(StateProxy, StateType, list(FIELDS))
+
+
+def fields(dtype):
+    """Return the struct's fields for element dtype ``dtype`` (a numpy dtype)."""
+    return [
+        ("data", types.Array(from_dtype(dtype), 1, "C")),
+        ("state", types.uint8[::1]),
+        ("shape_id", types.int32[::1]),
+        ("offsets", types.int64[::1]),
+        ("hdr", types.int64[::1]),
+        ("dims", types.int64[::1]),
+        ("starts", types.int64[::1]),
+        ("items", types.int64[::1]),
+        ("es", types.int64[::1]),
+        ("ces", types.int64[::1]),
+        ("name", types.unicode_type),
+    ]
+
+
+_TYPES: dict = {}
+
+
+def state_type(dtype):
+    """Return the struct type of arrays of ``dtype``."""
+    key = np.dtype(dtype)
+    t = _TYPES.get(key)
+    if t is None:
+        t = _TYPES[key] = StateType(fields(key))
+    return t
+
+
+# --------------------------------------------------------------------------- borrowed pointers
+@intrinsic
+def _buf(typingctx, s, field):
+    """``(pointer to the first item, item count)`` of the array field ``field`` (a literal) of the struct ``s``.
+
+    Reading a field as ``s.name`` increfs and decrefs its buffer; the hot paths read
+    through this borrowed pointer instead (the struct keeps the buffer alive for as
+    long as it is the field's value, and the hot paths replace no field).
+    """
+    if not isinstance(field, types.StringLiteral):
+        return None
+    name = field.literal_value
+    arrty = s.field_dict[name]
+    sig = types.Tuple((types.CPointer(arrty.dtype), types.intp))(s, field)
+
+    def codegen(context, builder, sig, args):
+        dataval = structref._Utils(context, builder, sig.args[0]).get_data_struct(args[0])
+        ary = context.make_array(arrty)(context, builder, value=getattr(dataval, name))
+        return context.make_tuple(builder, sig.return_type, (ary.data, ary.nitems))
+
+    return sig, codegen
+
+
+@intrinsic
+def _ptr(typingctx, a):
+    """Return the data pointer of the array ``a`` (borrowed: valid while ``a`` is alive)."""
+    sig = types.CPointer(a.dtype)(a)
+
+    def codegen(context, builder, sig, args):
+        return context.make_array(sig.args[0])(context, builder, value=args[0]).data
+
+    return sig, codegen
+
+
+if getattr(config, "DISABLE_JIT", False):  # the engine runs as Python: a plain struct, arrays for pointers
+
+    class _PyState:
+        """The state struct when Numba's JIT is disabled: the same fields, as attributes."""
+
+        __slots__ = FIELDS
+
+        def __init__(self, *values):
+            for name, value in zip(FIELDS, values, strict=True):
+                setattr(self, name, value)
+
+    def new_state(data, state, shape_id, offsets, hdr, dims, starts, items, es, ces, name):
+        """Return a new state struct holding the given fields (in :data:`FIELDS` order)."""
+        return _PyState(data, state, shape_id, offsets, hdr, dims, starts, items, es, ces, name)
+
+    def _buf(s, field):  # type: ignore[misc]  # noqa: F811 - the intrinsics' stand-ins
+        a = getattr(s, field)
+        return a, a.size
+
+    def _ptr(a):  # type: ignore[misc]  # noqa: F811
+        return a.reshape(-1)
+
+else:
+
+    @njit  # a dispatcher types its arguments in C; StateProxy(...) from Python would type them in Python (~100 us)
+    def new_state(data, state, shape_id, offsets, hdr, dims, starts, items, es, ces, name):
+        """Return a new state struct holding the given fields (in :data:`FIELDS` order)."""
+        return StateProxy(data, state, shape_id, offsets, hdr, dims, starts, items, es, ces, name)
+
+
+# --------------------------------------------------------------------------- shapes
+@register_jitable
+def _shape_str(a, n):
+    """TF's ``TensorShape::DebugString`` of the first ``n`` items of ``a``: ``[2,3]``."""
+    out = "["
+    for k in range(n):
+        if k:
+            out += ","
+        out += str(a[k])
+    return out + "]"
+
+
+@register_jitable
+def _partial_str(a):
+    """TF's ``PartialTensorShape::DebugString`` (-1 is an unknown dimension): ``[?,3]``."""
+    out = "["
+    for k in range(a.size):
+        if k:
+            out += ","
+        out += "?" if a[k] < 0 else str(a[k])
+    return out + "]"
+
+
+@register_jitable
+def _known_str(a, known):
+    """:func:`_partial_str`, or ``<unknown>`` for an unknown rank."""
+    return _partial_str(a) if known else "<unknown>"
+
+
+@register_jitable
+def _es_str(s):
+    """Format the array's element shape as TF prints a partial shape (``<unknown>`` for an unknown rank)."""
+    return _known_str(s.es, s.hdr[ES_KNOWN])
+
+
+@register_jitable
+def _fully_defined(es):
+    for k in range(es.size):
+        if es[k] < 0:
+            return False
+    return True
+
+
+@register_jitable
+def _compatible(p, shape):
+    """Whether the concrete ``shape`` (int64 array) is compatible with the partial ``p`` of known rank."""
+    if p.size != shape.size:
+        return False
+    for k in range(p.size):
+        if p[k] >= 0 and p[k] != shape[k]:
+            return False
+    return True
+
+
+@register_jitable
+def _es_compatible(s, shape):
+    """Whether ``shape`` is compatible with the array's element shape (always, when its rank is unknown)."""
+    return not s.hdr[ES_KNOWN] or _compatible(s.es, shape)
+
+
+@register_jitable
+def _same(a, b):
+    if a.size != b.size:
+        return False
+    for k in range(a.size):
+        if a[k] != b[k]:
+            return False
+    return True
+
+
+@register_jitable
+def shape_array(shape):
+    """Return the tuple ``shape`` as an int64 array."""
+    a = np.empty(len(shape), np.int64)
+    for k in range(len(shape)):
+        a[k] = shape[k]
+    return a
+
+
+@register_jitable
+def _shape(s, sid):
+    """Return the interned shape ``sid`` (a view of ``dims``)."""
+    return s.dims[s.starts[sid] : s.starts[sid + 1]]
+
+
+@register_jitable
+def _find_shape(s, shape):
+    """Return the id of the interned ``shape`` (an int64 array), or -1; the last interned is found first."""
+    n = s.hdr[NSHAPES]
+    r = shape.size
+    for j in range(n):
+        sid = n - 1 - j
+        a = s.starts[sid]
+        if s.starts[sid + 1] - a != r:
+            continue
+        same = True
+        for k in range(r):
+            if s.dims[a + k] != shape[k]:
+                same = False
+                break
+        if same:
+            return sid
+    return -1
+
+
+@register_jitable
+def _items_of(shape):
+    p = 1
+    for k in range(shape.size):
+        p *= shape[k]
+    return p
+
+
+@register_jitable
+def _intern(s, shape):
+    """Return the id of ``shape`` (an int64 array), interning it (at the commit of an op that cannot fail)."""
+    sid = _find_shape(s, shape)
+    if sid >= 0:
+        return sid
+    h = s.hdr
+    n = h[NSHAPES]
+    top = s.starts[n]
+    r = shape.size
+    if n + 2 > s.starts.size:
+        cap = max(4, 2 * n + 2)
+        starts = np.zeros(cap, np.int64)
+        items = np.zeros(cap, np.int64)
+        starts[: n + 1] = s.starts[: n + 1]
+        items[:n] = s.items[:n]
+        s.starts = starts
+        s.items = items
+    if top + r > s.dims.size:
+        dims = np.zeros(max(8, 2 * (top + r)), np.int64)
+        dims[:top] = s.dims[:top]
+        s.dims = dims
+    s.dims[top : top + r] = shape
+    s.starts[n + 1] = top + r
+    s.items[n] = _items_of(shape)
+    h[NSHAPES] = n + 1
+    h[GEN] += 1
+    return n
+
+
+@register_jitable
+def _set_es(s, shape):
+    """Set the array's element shape to ``shape`` (an int64 array, copied)."""
+    s.es = shape.copy()
+    h = s.hdr
+    h[ES_KNOWN] = 1
+    h[ES_CHANGED] = 1
+    h[GEN] += 1
+    h[FASTSID] = -1  # the fast write path relies on the element shape it was enabled under
+
+
+@register_jitable
+def _commit_es(s, es, known):
+    """Store the element shape ``es`` (known: its rank is known) when it differs from the array's."""
+    if known and (not s.hdr[ES_KNOWN] or not _same(es, s.es)):
+        _set_es(s, es)
+
+
+@register_jitable
+def _merge(s, attr, attr_known):
+    """TF's ``element_shape_.MergeWith(attr)`` (NT-merge-rank, NT-merge-shape); return ``(merged, known)``."""
+    known = s.hdr[ES_KNOWN] != 0
+    if not attr_known:
+        return s.es.copy(), known
+    if not known:
+        return attr.copy(), True
+    if s.es.size != attr.size:
+        raise InvalidArgumentError(
+            _MERGE_RANK.replace("{rank}", str(s.es.size)).replace("{other_rank}", str(attr.size))
+        )
+    es = s.es.copy()
+    for k in range(es.size):
+        a = attr[k]
+        if es[k] >= 0 and a >= 0 and es[k] != a:
+            raise InvalidArgumentError(
+                _MERGE_SHAPE.replace("{shape}", _partial_str(s.es)).replace("{other_shape}", _partial_str(attr))
+            )
+        if es[k] < 0:
+            es[k] = a
+    return es, True
+
+
+@register_jitable
+def _plan_shape(s, shape, items):
+    """Return ``(sid, items)``: the id ``shape`` has or will have once interned, and the items table to plan with."""
+    sid = _find_shape(s, shape)
+    if sid >= 0:
+        return sid, items
+    ext = np.empty(items.size + 1, np.int64)  # items covers the interned shapes: the new one comes next
+    ext[: items.size] = items
+    ext[items.size] = _items_of(shape)
+    return items.size, ext
+
+
+@register_jitable
+def _check_rank(s, index, rank, want):
+    """Raise NotImplementedError when a compiled caller of element rank ``want`` (>= 0) gets another rank."""
+    if want >= 0 and rank != want:
+        raise NotImplementedError(
+            _RANK.replace("{name}", s.name)
+            .replace("{ndim}", str(want))
+            .replace("{index}", str(index))
+            .replace("{rank}", str(rank))
+        )
+
+
+# --------------------------------------------------------------------------- room
+@register_jitable
+def _reserve(s, n):
+    """Room for ``n`` slots in the metadata (geometric growth; new slots unwritten)."""
+    h = s.hdr
+    cap = h[CAP]
+    if n <= cap:
+        return
+    newcap = max(n, 2 * cap, 8)
+    m = min(cap, s.state.size)
+    state = np.zeros(newcap, np.uint8)
+    shape_id = np.zeros(newcap, np.int32)
+    offsets = np.zeros(newcap, np.int64)
+    state[:m] = s.state[:m]
+    shape_id[:m] = s.shape_id[:m]
+    offsets[:m] = s.offsets[:m]
+    s.state = state
+    s.shape_id = shape_id
+    s.offsets = offsets
+    h[CAP] = newcap
+    h[GEN] += 1
+
+
+_SLACK = _storage.DENSE_SLACK_BYTES
+_FACTOR = _storage.DENSE_FACTOR
+
+
+@register_jitable
+def _dense_rows(s, w, top, n_new):
+    """:meth:`numba_ta._storage.Storage._dense_rows` (the memory policy), in compiled code."""
+    if w == 0:
+        return top
+    h = s.hdr
+    have = s.data.size // w if h[LAYOUT] == _DENSE else 0
+    if top <= have:
+        return have
+    stored = n_new
+    if have:
+        for i in range(h[SIZE]):
+            if s.state[i] & _D:
+                stored += 1
+    row_bytes = w * s.data.itemsize
+    budget = max(_SLACK, _FACTOR * stored * row_bytes)
+    for rows in (max(h[CAP], top), max(top, 2 * have), top):
+        if rows * row_bytes <= budget:
+            return rows
+    return 0
+
+
+@register_jitable
+def _grow_data(s, items, keep):
+    if items <= s.data.size:
+        return
+    data = np.empty(items, s.data.dtype)
+    data[:keep] = s.data[:keep]
+    s.data = data
+    s.hdr[GEN] += 1
+
+
+@register_jitable
+def _alloc1(s, index, items):
+    """Return the offset of new room for ``items`` items of element ``index`` (``Storage._alloc``, one slot)."""
+    h = s.hdr
+    top = index + 1
+    if h[LAYOUT] == _NONE:
+        rows = _dense_rows(s, items, top, 1)
+        if rows:
+            s.data = np.empty(rows * items, s.data.dtype)
+            h[LAYOUT] = _DENSE
+            h[WIDTH] = items
+        else:
+            s.data = np.empty(items, s.data.dtype)
+            h[LAYOUT] = _RAGGED
+            h[USED] = 0
+        h[GEN] += 1
+    if h[LAYOUT] == _DENSE:
+        w = h[WIDTH]
+        if items == w:
+            if top * w > s.data.size:
+                rows = _dense_rows(s, w, top, 1)
+                if rows:
+                    _grow_data(s, rows * w, s.data.size)
+            if top * w <= s.data.size:
+                return index * w
+        h[LAYOUT] = _RAGGED
+        h[USED] = s.data.size
+    need = h[USED] + items
+    if need > s.data.size:
+        _grow_data(s, max(need, 2 * s.data.size), h[USED])
+    o = h[USED]
+    h[USED] = need
+    return o
+
+
+@register_jitable
+def _msg(template, name, index):
+    return template.replace("{name}", name).replace("{index}", str(index))
+
+
+# --------------------------------------------------------------------------- write / read
+@register_jitable
+def write(s, index, flat, shape, numeric):
+    """TF's ``LockedWriteOrAggregate`` (T1, T2, T4 to T8 in order; sums in gradient arrays).
+
+    ``flat`` is the value's items (1-d, C order) and ``shape`` its shape.
+    """
+    h = s.hdr
+    if h[CLOSED]:
+        raise InvalidArgumentError(_T1.replace("{name}", s.name))
+    n = h[SIZE]
+    if index < 0 or (index >= n and not h[DYN]):
+        raise InvalidArgumentError(_msg(_T2, s.name, index).replace("{size}", str(n)))
+    r = shape.size
+    if not _es_compatible(s, shape):
+        raise InvalidArgumentError(
+            _msg(_T4, s.name, index).replace("{shape}", _shape_str(shape, r)).replace("{element_shape}", _es_str(s))
+        )
+    bits = s.state[index] if index < n else 0
+    add = False
+    if bits:
+        if bits & _R:
+            raise InvalidArgumentError(_msg(_T5, s.name, index))
+        if not h[ISGRAD]:
+            raise InvalidArgumentError(_msg(_T6, s.name, index))
+        old = _shape(s, s.shape_id[index])
+        if not _same(old, shape):
+            raise InvalidArgumentError(
+                _msg(_T7, s.name, index)
+                .replace("{old_shape}", _shape_str(old, old.size))
+                .replace("{shape}", _shape_str(shape, r))
+            )
+        add = (bits & _D) != 0 and flat.size > 0
+        if add and not numeric:
+            raise InvalidArgumentError(_T8_BOOL)
+    ident_es = h[IDENT] and not (h[ES_KNOWN] and _fully_defined(s.es))
+    if add:
+        o = s.offsets[index]
+        d = s.data[o : o + flat.size]
+        d += flat
+        h[DISALLOWED] = 1
+        if ident_es:
+            _set_es(s, shape)
+        return
+    sid = s.shape_id[index] if bits else _intern(s, shape)
+    if index >= n:
+        _reserve(s, index + 1)
+    items = flat.size
+    o = 0
+    if items:
+        o = _alloc1(s, index, items)
+        s.data[o : o + items] = flat
+    s.offsets[index] = o
+    s.shape_id[index] = sid
+    s.state[index] = _W | _D
+    if index + 1 > n:
+        h[SIZE] = index + 1
+    if ident_es:
+        _set_es(s, shape)
+    h[FASTSID] = sid if h[LAYOUT] == _DENSE and items == h[WIDTH] and items else -1
+
+
+@register_jitable
+def read(s, index, want):
+    """TF's ``LockedRead`` (T1, T9, T10, T11; soft zeros; clear_after_read); return ``(flat, shape)``.
+
+    ``want`` >= 0: the caller's element rank (another rank raises, changing nothing).
+    """
+    h = s.hdr
+    if h[CLOSED]:
+        raise InvalidArgumentError(_T1.replace("{name}", s.name))
+    n = h[SIZE]
+    if index < 0 or (index >= n and not h[ISGRAD]):
+        raise InvalidArgumentError(_T9.replace("{index}", str(index)).replace("{size}", str(n)))
+    bits = s.state[index] if index < n else 0
+    new = _W | _R | _C if h[CAR] else _W | _R
+    if not bits & _W:
+        if not h[ES_KNOWN] or not _fully_defined(s.es):
+            raise InvalidArgumentError(_msg(_T10, s.name, index).replace("{element_shape}", _es_str(s)))
+        shape = s.es.copy()
+        _check_rank(s, index, shape.size, want)
+        out = np.zeros(_items_of(shape), s.data.dtype)
+        sid = _intern(s, shape)
+        if index < n:
+            s.shape_id[index] = sid
+            s.state[index] = new
+            return out, shape
+        _reserve(s, index + 1)
+        for i in range(n, index + 1):
+            s.state[i] = _W
+            s.shape_id[i] = sid
+        s.state[index] = new
+        h[SIZE] = index + 1
+        return out, shape
+    if bits & _C:
+        raise InvalidArgumentError(_msg(_T11, s.name, index))
+    sid = s.shape_id[index]
+    items = s.items[sid]
+    shape = _shape(s, sid).copy()
+    _check_rank(s, index, shape.size, want)
+    if bits & _D and items:
+        o = s.offsets[index]
+        out = s.data[o : o + items].copy()
+    else:
+        out = np.zeros(items, s.data.dtype)
+    s.state[index] = (bits | _R | _C) & ~_D if h[CAR] else bits | _R
+    return out, shape
+
+
+# --------------------------------------------------------------------------- many reads
+@register_jitable
+def _repeat_keys(idx):
+    """``(keys, seen)``: equal keys for equal indices, and a zeroed table over the keys."""
+    m = idx.size
+    lo = idx.min()
+    hi = idx.max()
+    if hi - lo < 4 * m + 4096:
+        return idx - lo, np.zeros(hi - lo + 1, np.uint8)
+    order = np.argsort(idx, kind="mergesort")
+    keys = np.empty(m, np.int64)
+    r = -1
+    prev = 0
+    for j in range(m):
+        v = idx[order[j]]
+        if j == 0 or v != prev:
+            r += 1
+            prev = v
+        keys[order[j]] = r
+    return keys, np.zeros(m, np.uint8)
+
+
+@register_jitable
+def _check_reads(s, idx, zsid, es_str):
+    """Run ``ReadMany``'s checks in order (the kernel) and raise TF's error (T9, T10, T11); return the shape ids."""
+    h = s.hdr
+    n = h[SIZE]
+    if h[CAR]:
+        keys, seen = _repeat_keys(idx)
+    else:
+        keys, seen = idx, np.zeros(0, np.uint8)
+    sids = np.empty(idx.size, np.int64)
+    pos, code = _kernels._check_reads(idx, s.state, s.shape_id, n, h[ISGRAD], h[CAR], zsid, keys, seen, sids)
+    if code:
+        i = idx[pos]
+        if code == 1:
+            size = n
+            if h[ISGRAD] and pos:
+                size = max(n, idx[:pos].max() + 1)
+            raise InvalidArgumentError(_T9.replace("{index}", str(i)).replace("{size}", str(size)))
+        if code == 2:
+            raise InvalidArgumentError(_msg(_T10, s.name, i).replace("{element_shape}", es_str))
+        raise InvalidArgumentError(_msg(_T11, s.name, i))
+    return sids
+
+
+@register_jitable
+def _plan_zeros(s, es, known):
+    """``(zsid, items)``: the shape id an unwritten element reads as (-1: undefined), and the items to plan with."""
+    items = s.items[: s.hdr[NSHAPES]]
+    if known and _fully_defined(es):
+        return _plan_shape(s, es, items)
+    return -1, items
+
+
+@register_jitable
+def _sid_shape(s, sid, es):
+    """Return the shape of ``sid``: an interned one, or the element shape ``es`` (planned: interned at the commit)."""
+    if sid >= s.hdr[NSHAPES]:
+        return es
+    return _shape(s, sid)
+
+
+@register_jitable
+def _read_many(s, idx, sids, items, zsid, es, out, width):
+    """Plan, copy (``width`` items per element into ``out``; -1: each element's own size) and commit."""
+    h = s.hdr
+    m = idx.size
+    top = idx.max() + 1
+    _reserve(s, top)
+    src = np.empty(m, np.int64)
+    new_state = np.empty(m, np.uint8)
+    _, bad = _kernels._plan_reads(idx, s.state, s.offsets, sids, items, h[CAR], s.data.size, src, new_state)
+    if bad >= 0:
+        raise InternalError(_CORRUPT.replace("{name}", s.name).replace("{index}", str(idx[bad])))
+    fp = _ptr(out)
+    dp, _ = _buf(s, "data")
+    b = 0
+    for k in range(m):
+        w = width if width >= 0 else items[sids[k]]
+        o = src[k]
+        if o < 0:
+            for j in range(w):
+                fp[b + j] = 0
+        else:
+            for j in range(w):
+                fp[b + j] = dp[o + j]
+        b += w
+    # the commit
+    if zsid >= h[NSHAPES]:
+        _intern(s, es)
+    n = h[SIZE]
+    if top > n:
+        for i in range(n, top):
+            s.state[i] = _W
+            s.shape_id[i] = zsid
+        h[SIZE] = top
+    _kernels._store_reads(idx, s.state, s.shape_id, new_state, sids)
+
+
+@register_jitable
+def gather(s, idx, attr, attr_known, want):
+    """TF's ``TensorArrayGatherV3`` (merge, T1, G3, T9 to T11, G4, G5 in order); return ``(flat, shape)``.
+
+    ``attr`` is the op's ``element_shape`` attribute (when ``attr_known``); ``idx`` an int64 vector.
+    """
+    h = s.hdr
+    es, es_known = _merge(s, attr, attr_known)
+    if h[CLOSED]:
+        raise InvalidArgumentError(_T1.replace("{name}", s.name))
+    m = idx.size
+    if m == 0:
+        if not attr_known or not _fully_defined(attr):
+            raise UnimplementedError(_G3.replace("{element_shape}", _known_str(attr, attr_known)))
+        _check_rank(s, 0, attr.size, want)
+        shape = np.empty(attr.size + 1, np.int64)
+        shape[0] = 0
+        shape[1:] = attr
+        _commit_es(s, es, es_known)
+        return np.zeros(0, s.data.dtype), shape
+    zsid, items = _plan_zeros(s, es, es_known)
+    sids = _check_reads(s, idx, zsid, _known_str(es, es_known))
+    s0 = sids[0]
+    shape0 = _sid_shape(s, s0, es)
+    r = shape0.size
+    if attr_known and not _compatible(attr, shape0):
+        raise InvalidArgumentError(
+            _G4.replace("{element_shape}", _partial_str(attr)).replace("{shape}", _shape_str(shape0, r))
+        )
+    w = items[s0]
+    if w:
+        for k in range(1, m):
+            if sids[k] != s0:
+                other = _sid_shape(s, sids[k], es)
+                raise InvalidArgumentError(
+                    _G5.replace("{shape0}", _shape_str(shape0, r))
+                    .replace("{position}", str(k))
+                    .replace("{shape}", _shape_str(other, other.size))
+                )
+    _check_rank(s, idx[0], r, want)
+    shape = np.empty(r + 1, np.int64)
+    shape[0] = m
+    shape[1:] = shape0
+    out = np.empty(m * w, s.data.dtype)
+    _read_many(s, idx, sids, items, zsid, es, out, w)
+    _commit_es(s, es, es_known)
+    return out, shape
+
+
+@register_jitable
+def concat(s, attr, attr_known, want):
+    """TF's ``TensorArrayConcatV3`` (T1, C1, T9-T11, C2-C4); return ``(flat, shape, lengths)``.
+
+    ``attr`` is the op's ``element_shape_except0`` attribute (when ``attr_known``).
+    """
+    h = s.hdr
+    if h[CLOSED]:
+        raise InvalidArgumentError(_T1.replace("{name}", s.name))
+    if h[ISGRAD]:
+        n = h[MARKED]
+        if n < 0:
+            raise InvalidArgumentError(_CONCAT_UNSPLIT.replace("{name}", s.name))
+    else:
+        n = h[SIZE]
+    if n == 0:
+        if not attr_known or not _fully_defined(attr):
+            raise UnimplementedError(_C1.replace("{element_shape}", _known_str(attr, attr_known)))
+        _check_rank(s, 0, attr.size + 1, want)
+        shape = np.empty(attr.size + 1, np.int64)
+        shape[0] = 0
+        shape[1:] = attr
+        return np.zeros(0, s.data.dtype), shape, np.zeros(0, np.int64)
+    idx = np.arange(n)
+    es = s.es
+    known = h[ES_KNOWN] != 0
+    zsid, items = _plan_zeros(s, es, known)
+    sids = _check_reads(s, idx, zsid, _es_str(s))
+    s0 = _sid_shape(s, sids[0], es)
+    r = s0.size
+    if r == 0:
+        raise InvalidArgumentError(_C2.replace("{index}", "0"))
+    if attr_known and not _compatible(attr, s0[1:]):
+        raise InvalidArgumentError(
+            _C3.replace("{element_shape}", _partial_str(attr)).replace("{shape}", _shape_str(s0[1:], r - 1))
+        )
+    lengths = np.empty(n, np.int64)
+    for k in range(n):
+        sk = _sid_shape(s, sids[k], es)
+        if sk.size == 0:
+            raise InvalidArgumentError(_C2.replace("{index}", str(k)))
+        if not _same(sk[1:], s0[1:]):
+            raise InvalidArgumentError(
+                _C4.replace("{shape0}", _shape_str(s0[1:], r - 1))
+                .replace("{index}", str(k))
+                .replace("{shape}", _shape_str(sk[1:], sk.size - 1))
+            )
+        lengths[k] = sk[0]
+    _check_rank(s, 0, r, want)
+    shape = s0.copy()
+    shape[0] = lengths.sum()
+    out = np.empty(_items_of(shape), s.data.dtype)
+    _read_many(s, idx, sids, items, zsid, es, out, -1)
+    return out, shape, lengths
+
+
+# --------------------------------------------------------------------------- many writes
+@register_jitable
+def _raise_write_error(s, code, index, old, shape):
+    """Raise TF's error for a failed ``WriteOrAggregateMany`` check (``_kernels._check_writes``'s code)."""
+    if code == 1:
+        raise InvalidArgumentError(_msg(_T5, s.name, index))
+    if code == 2:
+        raise InvalidArgumentError(_msg(_T6, s.name, index))
+    if code == 3:
+        o = _shape(s, old)
+        raise InvalidArgumentError(
+            _msg(_T7, s.name, index)
+            .replace("{old_shape}", _shape_str(o, o.size))
+            .replace("{shape}", _shape_str(shape, shape.size))
+        )
+    raise InvalidArgumentError(_T8_BOOL)
+
+
+@register_jitable
+def _store_many(s, idx, flat, sizes, sids, add):
+    """Do the data work and the commit of a scatter or split: element ``idx[k]`` gets the next ``sizes[k]`` items."""
+    o = 0
+    for k in range(idx.size):
+        i = idx[k]
+        z = sizes[k]
+        if z:
+            if add[k]:
+                d0 = s.offsets[i]
+                d = s.data[d0 : d0 + z]
+                d += flat[o : o + z]
+            else:
+                d0 = _alloc1(s, i, z)
+                s.data[d0 : d0 + z] = flat[o : o + z]
+                s.offsets[i] = d0
+        else:
+            s.offsets[i] = 0
+        s.state[i] = _W | _D
+        s.shape_id[i] = sids[k]
+        o += z
+    if add.any():
+        s.hdr[DISALLOWED] = 1
+
+
+@register_jitable
+def scatter(s, idx, flat, rows, row, numeric):
+    """TF's ``TensorArrayScatterV3`` after K7 and S2 (T1, S3, S4, T2, T4, T5 to T8, in TF's order).
+
+    The value has ``rows`` rows of shape ``row`` (int64 array), ``flat`` its items.
+    """
+    h = s.hdr
+    if h[CLOSED]:
+        raise InvalidArgumentError(_T1.replace("{name}", s.name))
+    m = idx.size
+    if m != rows:
+        raise InvalidArgumentError(_S3.replace("{n_indices}", str(m)).replace("{n_values}", str(rows)))
+    n = h[SIZE]
+    max_index = idx.max() if m else -1
+    size2 = max(n, max_index + 1) if h[DYN] else n
+    if max_index >= size2:
+        raise InvalidArgumentError(_S4.replace("{max_index}", str(max_index)).replace("{size}", str(size2)))
+    if m == 0:
+        return
+    pos_neg = m
+    for k in range(m):
+        if idx[k] < 0:
+            pos_neg = k
+            break
+    if pos_neg == 0:
+        raise InvalidArgumentError(_msg(_T2, s.name, idx[0]).replace("{size}", str(n)))
+    if not _es_compatible(s, row):
+        raise InvalidArgumentError(
+            _msg(_T4, s.name, idx[0])
+            .replace("{shape}", _shape_str(row, row.size))
+            .replace("{element_shape}", _es_str(s))
+        )
+    sid, items = _plan_shape(s, row, s.items[: h[NSHAPES]])
+    sids = np.full(m, sid, np.int64)
+    keys, seen = _repeat_keys(idx[:pos_neg])
+    add = np.empty(pos_neg, np.bool_)
+    fresh = np.empty(pos_neg, np.bool_)
+    dup = np.empty(pos_neg, np.bool_)
+    p, code, old = _kernels._check_writes(
+        idx[:pos_neg], s.state, s.shape_id, n, h[ISGRAD], sids[:pos_neg], items, numeric, keys, seen, add, fresh, dup
+    )
+    if code:
+        _raise_write_error(s, code, idx[p], old, row)
+    if pos_neg < m:
+        size_then = max(n, idx[:pos_neg].max() + 1) if h[DYN] else n
+        raise InvalidArgumentError(_msg(_T2, s.name, idx[pos_neg]).replace("{size}", str(size_then)))
+    # no check can fail any more: the data work and the commit
+    _intern(s, row)
+    _reserve(s, max_index + 1)
+    _store_many(s, idx, flat, np.full(m, items[sid], np.int64), sids, add)
+    h[SIZE] = size2
+    if h[IDENT] and not (h[ES_KNOWN] and _fully_defined(s.es)):
+        _set_es(s, row)
+
+
+@register_jitable
+def split(s, flat, lens, vshape, numeric):
+    """TF's ``TensorArraySplitV3`` after P1-P4 (T1, negative lengths, P5, T4, T5-T8 in TF's order).
+
+    ``vshape`` is the value's shape (rank >= 1), ``flat`` its items, ``lens`` the lengths.
+    """
+    h = s.hdr
+    if h[CLOSED]:
+        raise InvalidArgumentError(_T1.replace("{name}", s.name))
+    n_new = lens.size
+    for k in range(n_new):
+        if lens[k] < 0:
+            raise InvalidArgumentError(
+                _SPLIT_NEGATIVE.replace("{name}", s.name)
+                .replace("{position}", str(k))
+                .replace("{length}", str(lens[k]))
+            )
+    size = h[SIZE]
+    size2 = n_new if (h[DYN] and size < n_new) else size
+    if size2 != n_new:
+        raise InvalidArgumentError(_P5.replace("{size}", str(size)).replace("{n_lengths}", str(n_new)))
+    r = vshape.size
+    row = 1
+    for d in range(1, r):
+        row *= vshape[d]
+    es = s.es
+    es_known = h[ES_KNOWN] != 0
+    es2 = es.copy()
+    shape_k = vshape.copy()
+    sids = np.empty(n_new, np.int64)
+    add = np.zeros(n_new, np.bool_)
+    if n_new:
+        shape_k[0] = lens[0]
+        if not _es_compatible(s, shape_k):
+            raise InvalidArgumentError(
+                _msg(_T4, s.name, 0).replace("{shape}", _shape_str(shape_k, r)).replace("{element_shape}", _es_str(s))
+            )
+        if h[IDENT] and not (es_known and _fully_defined(es)):
+            es2 = shape_k.copy()
+            es_known = True
+        k_bad = n_new
+        if es_known:
+            tail_ok = es2.size == r
+            for d in range(1, min(r, es2.size)):
+                if es2[d] >= 0 and es2[d] != vshape[d]:
+                    tail_ok = False
+            if not tail_ok:
+                k_bad = 0
+            elif es2[0] >= 0:
+                for k in range(n_new):
+                    if lens[k] != es2[0]:
+                        k_bad = k
+                        break
+        # plan the pieces' shape ids: new lengths get the ids they will have once interned
+        items = s.items[: h[NSHAPES]]
+        planned = np.empty(n_new, np.int64)  # the new lengths, in order of first appearance
+        n_planned = 0
+        for k in range(n_new):
+            shape_k[0] = lens[k]
+            sid = _find_shape(s, shape_k)
+            if sid < 0:
+                for j in range(n_planned):
+                    if planned[j] == lens[k]:
+                        sid = h[NSHAPES] + j
+                        break
+                if sid < 0:
+                    planned[n_planned] = lens[k]
+                    sid = h[NSHAPES] + n_planned
+                    n_planned += 1
+            sids[k] = sid
+        if n_planned:
+            ext = np.empty(items.size + n_planned, np.int64)
+            ext[: items.size] = items
+            ext[items.size :] = planned[:n_planned] * row
+            items = ext
+        idx = np.arange(n_new)
+        keys, seen = _repeat_keys(idx)
+        fresh = np.empty(n_new, np.bool_)
+        dup = np.empty(n_new, np.bool_)
+        p, code, old = _kernels._check_writes(
+            idx, s.state, s.shape_id, size, h[ISGRAD], sids, items, numeric, keys, seen, add, fresh, dup
+        )
+        if k_bad < n_new and k_bad <= p:
+            shape_k[0] = lens[k_bad]
+            raise InvalidArgumentError(
+                _msg(_T4, s.name, k_bad)
+                .replace("{shape}", _shape_str(shape_k, r))
+                .replace("{element_shape}", _known_str(es2, es_known))
+            )
+        if code:
+            shape_k[0] = lens[p]
+            _raise_write_error(s, code, p, old, shape_k)
+        # the commit: intern the planned shapes (they get the planned ids), then the data
+        for j in range(n_planned):
+            shape_k[0] = planned[j]
+            _intern(s, shape_k)
+    marked = size2 if not h[ISGRAD] else h[MARKED]
+    _reserve(s, size2)
+    _store_many(s, np.arange(n_new), flat, lens * row, sids, add)
+    h[MARKED] = marked
+    h[SIZE] = max(size, size2)
+    if es_known:
+        _commit_es(s, es2, True)
