@@ -41,16 +41,19 @@ of a TensorArray inside users' ``@njit`` functions (:mod:`numba_ta._jit`).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit, types
 from numba.core import config
-from numba.core.extending import intrinsic, register_jitable
+from numba.core.extending import intrinsic, overload, register_jitable
 from numba.experimental import structref
 from numba.np.numpy_support import from_dtype
 
 from . import _kernels, _storage
+from ._dtypes import tf_name
 from ._messages import MESSAGES
-from .errors import InternalError, InvalidArgumentError, UnimplementedError
+from .errors import InternalError, InvalidArgumentError, ResourceExhaustedError, UnimplementedError
 
 # hdr: the array's scalars
 SIZE, CAP, USED, WIDTH, LAYOUT, DYN, CAR, IDENT, ISGRAD, CLOSED, DISALLOWED = range(11)
@@ -61,9 +64,11 @@ FASTSID = 15  # the write fast path: shape id of the last dense write (-1: none 
 ES_KNOWN, ES_CHANGED = 16, 17  # the array's element shape has a known rank; an op changed it
 MARKED = 18  # the marked size (a split's element count; a gradient array's concat uses its forward's)
 CES_CHANGED = 19  # an op changed the class's element shape
-NHDR = 20
+HALF = 20  # float16 elements (held as their uint16 bits: Numba has no float16; sums convert)
+NHDR = 21
 
 _W, _R, _C, _D = 1, 2, 4, 8
+_ND = 0xFF ^ _D  # clears the data bit of a uint8 state (~_D is negative: numpy refuses it for uint8)
 _NONE, _DENSE, _RAGGED = _storage._NONE, _storage._DENSE, _storage._RAGGED
 
 # message templates (str.format fields filled in with str.replace in compiled code)
@@ -77,6 +82,10 @@ _CORRUPT = MESSAGES["NT-corrupt"][1]
 _MERGE_SHAPE = MESSAGES["NT-merge-shape"][1]
 _MERGE_RANK = MESSAGES["NT-merge-rank"][1]
 _T8_BOOL = MESSAGES["T8"][1].replace("{dtype}", "bool")  # bool is the one dtype numba_ta cannot sum
+_OOM, _SHAPE_INT64, _SPLIT_INT64, _PREPEND_INT64 = (
+    MESSAGES[c][1] for c in ("NT-oom", "NT-shape-int64", "NT-split-int64", "NT-prepend-int64")
+)
+_INT64_MAX = 2**63 - 1
 _RANK = (
     "inside compiled code, the elements of TensorArray {name} have rank {ndim} (its Numba type), "
     "but element {index} has rank {rank}"
@@ -101,9 +110,10 @@ structref.define_proxy(StateProxy, StateType, list(FIELDS))
 
 
 def fields(dtype):
-    """Return the struct's fields for element dtype ``dtype`` (a numpy dtype)."""
+    """Return the struct's fields for element dtype ``dtype`` (a numpy dtype; float16 is held as uint16 bits)."""
+    held = np.dtype(np.uint16) if np.dtype(dtype) == np.float16 else np.dtype(dtype)
     return [
-        ("data", types.Array(from_dtype(dtype), 1, "C")),
+        ("data", types.Array(from_dtype(held), 1, "C")),
         ("state", types.uint8[::1]),
         ("shape_id", types.int32[::1]),
         ("offsets", types.int64[::1]),
@@ -193,6 +203,12 @@ else:
         return StateProxy(data, state, shape_id, offsets, hdr, dims, starts, items, es, ces, name)
 
 
+@njit  # not cached: a read-only install has nowhere to cache it (compiled once per dtype)
+def fields_of(s):
+    """Return the struct's fields, in :data:`FIELDS` order (its buffers are shared, not copied)."""
+    return s.data, s.state, s.shape_id, s.offsets, s.hdr, s.dims, s.starts, s.items, s.es, s.ces, s.name
+
+
 # --------------------------------------------------------------------------- shapes
 @register_jitable
 def _shape_str(a, n):
@@ -263,13 +279,24 @@ def _same(a, b):
     return True
 
 
-@register_jitable
 def shape_array(shape):
-    """Return the tuple ``shape`` as an int64 array."""
-    a = np.empty(len(shape), np.int64)
-    for k in range(len(shape)):
-        a[k] = shape[k]
-    return a
+    """Return the tuple ``shape`` as an int64 array (compiled: the overload below)."""
+    return np.array(shape, dtype=np.int64).reshape(len(shape))
+
+
+@overload(shape_array)
+def _ol_shape_array(shape):
+    n = len(shape)
+    if n == 0:  # () has no items to index: typed apart
+        return lambda shape: np.zeros(0, np.int64)
+
+    def impl(shape):
+        a = np.empty(n, np.int64)
+        for k in range(n):
+            a[k] = shape[k]
+        return a
+
+    return impl
 
 
 @register_jitable
@@ -300,10 +327,70 @@ def _find_shape(s, shape):
 
 @register_jitable
 def _items_of(shape):
+    """Return the number of items of ``shape`` (an int64 array of non-negative dimensions), or -1 past 2**63 - 1."""
     p = 1
     for k in range(shape.size):
+        if shape[k] == 0:
+            return 0
+    for k in range(shape.size):
+        if shape[k] > _INT64_MAX // p:
+            return -1
         p *= shape[k]
     return p
+
+
+def dtype_name(a):
+    """Return TF's name of the dtype of the array ``a`` (``"float"``); compiled: a constant per dtype."""
+    return tf_name(a.dtype)
+
+
+@overload(dtype_name)
+def _ol_dtype_name(a):
+    name = tf_name(np.dtype(str(a.dtype)))
+    return lambda a: name
+
+
+@register_jitable
+def _data_name(s):
+    """Return TF's name of the array's dtype (float16 is held as uint16)."""
+    return "half" if s.hdr[HALF] else dtype_name(s.data)
+
+
+@register_jitable
+def _oom(shape, name):
+    """Return TF's allocator error text for a tensor of ``shape`` (an int64 array) and dtype ``name``."""
+    return _OOM.replace("{shape}", _shape_str(shape, shape.size)).replace("{dtype}", name)
+
+
+@register_jitable
+def _new(n, like, zeros, shape, name):
+    """Return ``n`` items of ``like``'s dtype (zeroed with ``zeros``); TF's OOM error for ``shape`` if they don't fit.
+
+    ``n`` < 0 means more than 2**63 - 1 items.  A request of more bytes than an
+    int64 holds fails before any allocation.
+    """
+    if n < 0 or n > _INT64_MAX // like.itemsize:
+        raise ResourceExhaustedError(_oom(shape, name))
+    a = like[:0].copy()
+    ok = True
+    try:
+        if zeros:
+            a = np.zeros(n, like.dtype)
+        else:
+            a = np.empty(n, like.dtype)
+    except Exception:  # noqa: BLE001 - MemoryError (or numpy's ValueError, as Python): TF's error instead
+        ok = False
+    if not ok:
+        raise ResourceExhaustedError(_oom(shape, name))
+    return a
+
+
+@register_jitable
+def _one(n):
+    """Return the shape ``[n]`` as an int64 array."""
+    a = np.empty(1, np.int64)
+    a[0] = n
+    return a
 
 
 @register_jitable
@@ -384,9 +471,12 @@ def _plan_shape(s, shape, items):
     sid = _find_shape(s, shape)
     if sid >= 0:
         return sid, items
+    n = _items_of(shape)
+    if n < 0:
+        raise InvalidArgumentError(_SHAPE_INT64.replace("{shape}", _shape_str(shape, shape.size)))
     ext = np.empty(items.size + 1, np.int64)  # items covers the interned shapes: the new one comes next
     ext[: items.size] = items
-    ext[items.size] = _items_of(shape)
+    ext[items.size] = n
     return items.size, ext
 
 
@@ -412,9 +502,10 @@ def _reserve(s, n):
         return
     newcap = max(n, 2 * cap, 8)
     m = min(cap, s.state.size)
-    state = np.zeros(newcap, np.uint8)
-    shape_id = np.zeros(newcap, np.int32)
-    offsets = np.zeros(newcap, np.int64)
+    shape = _one(newcap)
+    state = _new(newcap, s.state, True, shape, "uint8")
+    shape_id = _new(newcap, s.shape_id, True, shape, "int32")
+    offsets = _new(newcap, s.offsets, True, shape, "int64")
     state[:m] = s.state[:m]
     shape_id[:m] = s.shape_id[:m]
     offsets[:m] = s.offsets[:m]
@@ -455,25 +546,31 @@ def _dense_rows(s, w, top, n_new):
 def _grow_data(s, items, keep):
     if items <= s.data.size:
         return
-    data = np.empty(items, s.data.dtype)
+    data = _new(items, s.data, False, _one(items), _data_name(s))
     data[:keep] = s.data[:keep]
     s.data = data
     s.hdr[GEN] += 1
 
 
 @register_jitable
-def _alloc1(s, index, items):
-    """Return the offset of new room for ``items`` items of element ``index`` (``Storage._alloc``, one slot)."""
+def _alloc1(s, index, items, top, n_new, total):
+    """Return the offset of new room for ``items`` items of element ``index`` (``Storage._alloc``, one slot).
+
+    ``top``, ``n_new`` and ``total`` describe the whole op (highest slot + 1, elements
+    that get room, their items): the first allocation chooses the layout for all of them.
+    """
     h = s.hdr
-    top = index + 1
     if h[LAYOUT] == _NONE:
-        rows = _dense_rows(s, items, top, 1)
+        rows = _dense_rows(s, items, top, n_new)
         if rows:
-            s.data = np.empty(rows * items, s.data.dtype)
+            shape = np.empty(2, np.int64)
+            shape[0] = rows
+            shape[1] = items
+            s.data = _new(rows * items if rows <= _INT64_MAX // items else -1, s.data, False, shape, _data_name(s))
             h[LAYOUT] = _DENSE
             h[WIDTH] = items
         else:
-            s.data = np.empty(items, s.data.dtype)
+            s.data = _new(total, s.data, False, _one(total), _data_name(s))
             h[LAYOUT] = _RAGGED
             h[USED] = 0
         h[GEN] += 1
@@ -481,7 +578,7 @@ def _alloc1(s, index, items):
         w = h[WIDTH]
         if items == w:
             if top * w > s.data.size:
-                rows = _dense_rows(s, w, top, 1)
+                rows = _dense_rows(s, w, top, n_new)
                 if rows:
                     _grow_data(s, rows * w, s.data.size)
             if top * w <= s.data.size:
@@ -494,6 +591,68 @@ def _alloc1(s, index, items):
     o = h[USED]
     h[USED] = need
     return o
+
+
+# --------------------------------------------------------------------------- sums
+@register_jitable
+def _half_value(h):
+    """Return the value of the float16 bits ``h`` (exact, as a float32)."""
+    h = int(h)
+    e = (h >> 10) & 0x1F
+    m = h & 0x3FF
+    if e == 0x1F:
+        v = np.inf if m == 0 else np.nan
+    elif e == 0:
+        v = m * 2.0**-24
+    else:
+        v = (1024 + m) * 2.0 ** (e - 25)
+    return np.float32(-v if h & 0x8000 else v)
+
+
+@register_jitable
+def _half_bits(x):
+    """Return the float16 bits of the float32 ``x``, rounded to nearest, ties to even (as numpy converts)."""
+    v = np.float64(x)
+    sign = 0x8000 if math.copysign(1.0, v) < 0 else 0
+    if math.isnan(v):
+        return np.uint16(sign | 0x7E00)
+    a = abs(v)
+    if a >= 65520.0:  # rounds to infinity
+        return np.uint16(sign | 0x7C00)
+    if a < 2.0**-14:  # subnormal (or zero): multiples of 2**-24
+        return np.uint16(sign | int(_round_even(a * 2.0**24)))
+    e = int(math.floor(math.log2(a)))
+    if a < 2.0**e:  # log2 rounding at the edges
+        e -= 1
+    elif a >= 2.0 ** (e + 1):
+        e += 1
+    m = int(_round_even(a * 2.0 ** (10 - e)))  # in [1024, 2048]
+    if m == 2048:
+        m = 1024
+        e += 1
+    if e > 15:
+        return np.uint16(sign | 0x7C00)
+    return np.uint16(sign | ((e + 15) << 10) | (m - 1024))
+
+
+@register_jitable
+def _round_even(x):
+    """Round the non-negative ``x`` to the nearest integer, ties to even (exact for the values here)."""
+    f = math.floor(x)
+    d = x - f
+    if d > 0.5 or (d == 0.5 and f % 2 == 1):
+        return f + 1
+    return f
+
+
+@register_jitable
+def _add(dst, src, half):
+    """``dst += src`` (``half``: both hold float16 bits; each sum is numpy's: in float32, rounded to float16)."""
+    if half:
+        for k in range(dst.size):
+            dst[k] = _half_bits(_half_value(dst[k]) + _half_value(src[k]))
+    else:
+        dst += src
 
 
 @register_jitable
@@ -539,8 +698,7 @@ def write(s, index, flat, shape, numeric):
     ident_es = h[IDENT] and not (h[ES_KNOWN] and _fully_defined(s.es))
     if add:
         o = s.offsets[index]
-        d = s.data[o : o + flat.size]
-        d += flat
+        _add(s.data[o : o + flat.size], flat, h[HALF])
         h[DISALLOWED] = 1
         if ident_es:
             _set_es(s, shape)
@@ -551,7 +709,7 @@ def write(s, index, flat, shape, numeric):
     items = flat.size
     o = 0
     if items:
-        o = _alloc1(s, index, items)
+        o = _alloc1(s, index, items, index + 1, 1, items)
         s.data[o : o + items] = flat
     s.offsets[index] = o
     s.shape_id[index] = sid
@@ -582,7 +740,7 @@ def read(s, index, want):
             raise InvalidArgumentError(_msg(_T10, s.name, index).replace("{element_shape}", _es_str(s)))
         shape = s.es.copy()
         _check_rank(s, index, shape.size, want)
-        out = np.zeros(_items_of(shape), s.data.dtype)
+        out = _new(_items_of(shape), s.data, True, shape, _data_name(s))
         sid = _intern(s, shape)
         if index < n:
             s.shape_id[index] = sid
@@ -606,7 +764,7 @@ def read(s, index, want):
         out = s.data[o : o + items].copy()
     else:
         out = np.zeros(items, s.data.dtype)
-    s.state[index] = (bits | _R | _C) & ~_D if h[CAR] else bits | _R
+    s.state[index] = (bits | _R | _C) & _ND if h[CAR] else bits | _R
     return out, shape
 
 
@@ -692,9 +850,10 @@ def _read_many(s, idx, sids, items, zsid, es, out, width):
         w = width if width >= 0 else items[sids[k]]
         o = src[k]
         if o < 0:
-            for j in range(w):
-                fp[b + j] = 0
-        else:
+            out[b : b + w] = 0
+        elif w > 16:
+            out[b : b + w] = s.data[o : o + w]
+        else:  # short rows: an item loop through borrowed pointers beats a slice copy
             for j in range(w):
                 fp[b + j] = dp[o + j]
         b += w
@@ -708,6 +867,31 @@ def _read_many(s, idx, sids, items, zsid, es, out, width):
             s.shape_id[i] = zsid
         h[SIZE] = top
     _kernels._store_reads(idx, s.state, s.shape_id, new_state, sids)
+
+
+@register_jitable
+def _result(s, idx, sids, zsid, es, n, shape):
+    """Allocate a gather's or concat's result of ``n`` items; TF's OOM error when it does not fit.
+
+    The error names the element shape when an element read is unwritten: TF makes each
+    unwritten element's zeros first, and that is the allocation that fails there.
+    """
+    name = _data_name(s)
+    ok = n >= 0 and n <= _INT64_MAX // s.data.itemsize
+    out = s.data[:0].copy()
+    if ok:
+        try:
+            out = np.empty(n, s.data.dtype)
+        except Exception:  # noqa: BLE001
+            ok = False
+    if not ok:
+        if zsid >= 0:
+            for k in range(idx.size):
+                if sids[k] == zsid and (idx[k] >= s.hdr[SIZE] or not s.state[idx[k]] & _W):
+                    _new(_items_of(es), s.data, True, es, name)  # raises when those zeros do not fit either
+                    break
+        raise ResourceExhaustedError(_oom(shape, name))
+    return out
 
 
 @register_jitable
@@ -753,7 +937,7 @@ def gather(s, idx, attr, attr_known, want):
     shape = np.empty(r + 1, np.int64)
     shape[0] = m
     shape[1:] = shape0
-    out = np.empty(m * w, s.data.dtype)
+    out = _result(s, idx, sids, zsid, es, m * w if w <= _INT64_MAX // m else -1, shape)
     _read_many(s, idx, sids, items, zsid, es, out, w)
     _commit_es(s, es, es_known)
     return out, shape
@@ -809,8 +993,11 @@ def concat(s, attr, attr_known, want):
         lengths[k] = sk[0]
     _check_rank(s, 0, r, want)
     shape = s0.copy()
-    shape[0] = lengths.sum()
-    out = np.empty(_items_of(shape), s.data.dtype)
+    total = 0
+    for k in range(n):
+        total = total + lengths[k] if lengths[k] <= _INT64_MAX - total else -1
+    shape[0] = total
+    out = _result(s, idx, sids, zsid, es, _items_of(shape) if total >= 0 else -1, shape)
     _read_many(s, idx, sids, items, zsid, es, out, -1)
     return out, shape, lengths
 
@@ -834,21 +1021,38 @@ def _raise_write_error(s, code, index, old, shape):
 
 
 @register_jitable
-def _store_many(s, idx, flat, sizes, sids, add):
-    """Do the data work and the commit of a scatter or split: element ``idx[k]`` gets the next ``sizes[k]`` items."""
+def _store_many(s, idx, flat, sizes, sids, add, fresh):
+    """Do the data work and the commit of a scatter or split: element ``idx[k]`` gets the next ``sizes[k]`` items.
+
+    Room for every element that needs it (``fresh``) is allocated first, so an
+    allocation failure (TF's OOM error) changes nothing an op can see; then the
+    copies (``add``: sums into the element) and the commit, which cannot fail.
+    """
+    m = idx.size
+    top = 0
+    n_fresh = 0
+    total = 0
+    for k in range(m):
+        top = max(top, idx[k] + 1)
+        if fresh[k] and sizes[k]:
+            n_fresh += 1
+            total += sizes[k]
+    offs = np.zeros(m, np.int64)
+    for k in range(m):
+        if fresh[k] and sizes[k]:
+            offs[k] = _alloc1(s, idx[k], sizes[k], top, n_fresh, total)
+    half = s.hdr[HALF]
     o = 0
-    for k in range(idx.size):
+    for k in range(m):
         i = idx[k]
         z = sizes[k]
         if z:
             if add[k]:
                 d0 = s.offsets[i]
-                d = s.data[d0 : d0 + z]
-                d += flat[o : o + z]
+                _add(s.data[d0 : d0 + z], flat[o : o + z], half)
             else:
-                d0 = _alloc1(s, i, z)
-                s.data[d0 : d0 + z] = flat[o : o + z]
-                s.offsets[i] = d0
+                s.data[offs[k] : offs[k] + z] = flat[o : o + z]
+                s.offsets[i] = offs[k]
         else:
             s.offsets[i] = 0
         s.state[i] = _W | _D
@@ -907,17 +1111,18 @@ def scatter(s, idx, flat, rows, row, numeric):
     # no check can fail any more: the data work and the commit
     _intern(s, row)
     _reserve(s, max_index + 1)
-    _store_many(s, idx, flat, np.full(m, items[sid], np.int64), sids, add)
+    _store_many(s, idx, flat, np.full(m, items[sid], np.int64), sids, add, fresh)
     h[SIZE] = size2
     if h[IDENT] and not (h[ES_KNOWN] and _fully_defined(s.es)):
         _set_es(s, row)
 
 
 @register_jitable
-def split(s, flat, lens, vshape, numeric):
-    """TF's ``TensorArraySplitV3`` after P1-P4 (T1, negative lengths, P5, T4, T5-T8 in TF's order).
+def split(s, flat, lens, vshape, numeric, k7):
+    """TF's ``TensorArraySplitV3`` after P1-P4 (T1, negative lengths, P5, K7, T4, T5-T8 in TF's order).
 
-    ``vshape`` is the value's shape (rank >= 1), ``flat`` its items, ``lens`` the lengths.
+    ``vshape`` is the value's shape (rank >= 1), ``flat`` its items, ``lens`` the lengths;
+    ``k7`` is the op's dtype error (raised after P5), or empty.
     """
     h = s.hdr
     if h[CLOSED]:
@@ -934,16 +1139,33 @@ def split(s, flat, lens, vshape, numeric):
     size2 = n_new if (h[DYN] and size < n_new) else size
     if size2 != n_new:
         raise InvalidArgumentError(_P5.replace("{size}", str(size)).replace("{n_lengths}", str(n_new)))
+    if len(k7):
+        raise InvalidArgumentError(k7)
     r = vshape.size
     row = 1
     for d in range(1, r):
-        row *= vshape[d]
+        row *= vshape[d]  # the value exists: its rows fit
+    if n_new and row:
+        kmax = 0
+        for k in range(n_new):
+            if lens[k] > lens[kmax]:
+                kmax = k
+        if lens[kmax] > _INT64_MAX // row:
+            shape_k = vshape.copy()
+            shape_k[0] = lens[kmax]
+            raise InvalidArgumentError(
+                _SPLIT_INT64.replace("{name}", s.name)
+                .replace("{position}", str(kmax))
+                .replace("{length}", str(lens[kmax]))
+                .replace("{shape}", _shape_str(shape_k, r))
+            )
     es = s.es
     es_known = h[ES_KNOWN] != 0
     es2 = es.copy()
     shape_k = vshape.copy()
     sids = np.empty(n_new, np.int64)
     add = np.zeros(n_new, np.bool_)
+    fresh = np.zeros(n_new, np.bool_)
     if n_new:
         shape_k[0] = lens[0]
         if not _es_compatible(s, shape_k):
@@ -990,7 +1212,6 @@ def split(s, flat, lens, vshape, numeric):
             items = ext
         idx = np.arange(n_new)
         keys, seen = _repeat_keys(idx)
-        fresh = np.empty(n_new, np.bool_)
         dup = np.empty(n_new, np.bool_)
         p, code, old = _kernels._check_writes(
             idx, s.state, s.shape_id, size, h[ISGRAD], sids, items, numeric, keys, seen, add, fresh, dup
@@ -1010,9 +1231,74 @@ def split(s, flat, lens, vshape, numeric):
             shape_k[0] = planned[j]
             _intern(s, shape_k)
     marked = size2 if not h[ISGRAD] else h[MARKED]
+    sizes = lens * row
+    total = 0
+    for k in range(n_new):  # the lengths' sum may have wrapped around int64 (P4 compares it wrapped)
+        if sizes[k] > _INT64_MAX - total:
+            raise ResourceExhaustedError(_oom(_one(-1), _data_name(s)))
+        total += sizes[k]
+    if total != flat.size:
+        raise ResourceExhaustedError(_oom(_one(total), _data_name(s)))
     _reserve(s, size2)
-    _store_many(s, np.arange(n_new), flat, lens * row, sids, add)
+    _store_many(s, np.arange(n_new), flat, sizes, sids, add, fresh)
     h[MARKED] = marked
     h[SIZE] = max(size, size2)
     if es_known:
         _commit_es(s, es2, True)
+
+
+# --------------------------------------------------------------------------- close, gradient arrays
+@register_jitable
+def close(s):
+    """TF's ``ClearAndMarkClosed``: drop every element and its data, mark the array closed (never fails)."""
+    h = s.hdr
+    s.data = s.data[:0].copy()
+    s.state = np.zeros(0, np.uint8)
+    s.shape_id = np.zeros(0, np.int32)
+    s.offsets = np.zeros(0, np.int64)
+    h[SIZE] = 0
+    h[CAP] = 0
+    h[USED] = 0
+    h[LAYOUT] = _NONE
+    h[CLOSED] = 1
+    h[FASTSID] = -1
+    h[GEN] += 1
+
+
+@register_jitable
+def copy_shapes(g, f, prepend):
+    """TF's ``CopyShapesFrom``: each slot written in ``f`` becomes a soft zero of ``prepend`` + its shape in ``g``.
+
+    ``g`` is a new gradient array of ``f``'s size.  Raises InvalidArgumentError (NT-prepend-int64),
+    changing nothing, when such a shape has more than 2**63 - 1 items.
+    """
+    n = f.hdr[SIZE]
+    nf = f.hdr[NSHAPES]
+    need = np.zeros(nf, np.bool_)
+    for i in range(n):
+        if f.state[i] & _W:
+            need[f.shape_id[i]] = True
+    shapes = []
+    for sid in range(nf):
+        if need[sid]:
+            own = _shape(f, sid)
+            shape = np.empty(prepend.size + own.size, np.int64)
+            shape[: prepend.size] = prepend
+            shape[prepend.size :] = own
+            if _items_of(shape) < 0:
+                raise InvalidArgumentError(
+                    _PREPEND_INT64.replace("{prepend}", _shape_str(prepend, prepend.size)).replace(
+                        "{message}", _SHAPE_INT64.replace("{shape}", _shape_str(shape, shape.size))
+                    )
+                )
+            shapes.append(shape)
+    mapped = np.full(nf, -1, np.int64)
+    j = 0
+    for sid in range(nf):
+        if need[sid]:
+            mapped[sid] = _intern(g, shapes[j])
+            j += 1
+    for i in range(n):
+        if f.state[i] & _W:
+            g.state[i] = _W
+            g.shape_id[i] = mapped[f.shape_id[i]]

@@ -63,6 +63,7 @@ from ._engine import (
     _C,
     _D,
     _DENSE,
+    _ND,
     _R,
     _W,
     CAP,
@@ -76,6 +77,7 @@ from ._engine import (
     ES_KNOWN,
     FASTSID,
     GEN,
+    HALF,
     IDENT,
     INFER,
     LAYOUT,
@@ -93,7 +95,7 @@ from ._messages import MESSAGES
 from ._shapes import TensorShape
 from .errors import InvalidArgumentError
 
-_HDR = struct.Struct(f"={NHDR}q")  # hdr's layout, to fill it from Python in one call (in index order)
+_HDR = struct.Struct(f"={HALF}q")  # hdr's scalars before HALF, to fill them from Python in one call (in order)
 _NONE = _storage._NONE
 
 # message templates (str.format fields filled in with str.replace in compiled code)
@@ -180,6 +182,10 @@ def numba_type(ta):
         raise TypeError(
             f"TensorArray {st.name}: its element rank is not known yet, so it cannot be passed to compiled code "
             "(give it an element_shape, or write an element first)"
+        )
+    if st.dtype == np.float16:
+        raise TypeError(
+            f"TensorArray {st.name}: float16 arrays cannot be passed to compiled code (Numba has no float16)"
         )
     return array_type(st.dtype, ndim)
 
@@ -570,7 +576,7 @@ def _fast_read(s, index, ndim, zshape):
     o = op[index]
     for k in range(out.size):
         outp[k] = dp[o + k]
-    st[index] = (bits | _R | _C) & ~_D if h[CAR] else bits | _R
+    st[index] = (bits | _R | _C) & _ND if h[CAR] else bits | _R
     return True, out
 
 
@@ -687,7 +693,7 @@ def _fast_stack(s, ndim, zshape1):
         fp[k] = dp[k]
     if h[CAR]:
         for i in range(n):
-            stp[i] = (stp[i] | _R | _C) & ~_D
+            stp[i] = (stp[i] | _R | _C) & _ND
     else:
         for i in range(n):
             stp[i] |= _R
@@ -798,7 +804,7 @@ def _ol_split(ta, value, lengths):
             raise InvalidArgumentError(
                 _P4.replace("{total}", str(total)).replace("{shape}", _shape_str(E.shape_array(v.shape), vdim))
             )
-        E.split(ta, np.ascontiguousarray(v).reshape(-1), flat_lens, E.shape_array(v.shape), numeric)
+        E.split(ta, np.ascontiguousarray(v).reshape(-1), flat_lens, E.shape_array(v.shape), numeric, "")
         if same:
             _class_merge(ta, shape)
         return ta

@@ -434,6 +434,26 @@ def test_array_of_unknown_element_rank_cannot_enter():
         j_size(ta)
 
 
+@pytest.mark.jit_only("typing of compiled functions")
+def test_float16_array_cannot_enter():
+    ta = numba_ta.TensorArray(np.float16, size=2).write(0, np.ones(2, np.float16))
+    with pytest.raises(TypeError, match="float16 arrays cannot be passed to compiled code"):
+        ta._numba_type_  # noqa: B018
+
+
+def test_elements_of_several_ranks_enter_and_a_read_of_another_rank_changes_nothing():
+    ta = numba_ta.TensorArray(np.float32, size=3, infer_shape=False)
+    ta = ta.write(0, np.ones(2, np.float32)).write(1, np.full((2, 3), 2, np.float32))
+    np.testing.assert_array_equal(j_read(ta, 0), np.ones(2, np.float32))  # the type's rank: element 0's, 1
+    before = nt_state(ta._handle)
+    if not numba.config.DISABLE_JIT:  # as plain Python the class reads any rank
+        with pytest.raises(NotImplementedError, match="element 1 has rank 2"):
+            j_read(ta, 1)
+        assert same_snapshot(before, nt_state(ta._handle))
+    ta = j_write(ta, 2, np.zeros((4, 5, 6), np.float32))
+    assert ta.read(1).shape == (2, 3) and ta.read(2).shape == (4, 5, 6)
+
+
 @pytest.mark.jit_only("the lock is taken when a compiled call unboxes the array")
 def test_same_array_twice_in_one_call_is_refused():
     @numba.njit
