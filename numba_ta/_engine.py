@@ -645,7 +645,6 @@ def _round_even(x):
     return f
 
 
-@register_jitable
 def _add(dst, src, half):
     """``dst += src`` (``half``: both hold float16 bits; each sum is numpy's: in float32, rounded to float16)."""
     if half:
@@ -653,6 +652,17 @@ def _add(dst, src, half):
             dst[k] = _half_bits(_half_value(dst[k]) + _half_value(src[k]))
     else:
         dst += src
+
+
+@overload(_add)
+def _ol_add(dst, src, half):
+    if dst.dtype == types.uint16:  # float16 bits, or uint16 values: the flag tells
+        return _add
+
+    def impl(dst, src, half):  # (the float16 path would not even type for other dtypes: complex)
+        dst += src
+
+    return impl
 
 
 @register_jitable
@@ -763,7 +773,7 @@ def read(s, index, want):
         o = s.offsets[index]
         out = s.data[o : o + items].copy()
     else:
-        out = np.zeros(items, s.data.dtype)
+        out = _new(items, s.data, True, shape, _data_name(s))
     s.state[index] = (bits | _R | _C) & _ND if h[CAR] else bits | _R
     return out, shape
 
@@ -902,10 +912,8 @@ def gather(s, idx, attr, attr_known, want):
     """
     h = s.hdr
     es, es_known = _merge(s, attr, attr_known)
-    if h[CLOSED]:
-        raise InvalidArgumentError(_T1.replace("{name}", s.name))
     m = idx.size
-    if m == 0:
+    if m == 0:  # TF returns before looking at the array (closed or not)
         if not attr_known or not _fully_defined(attr):
             raise UnimplementedError(_G3.replace("{element_shape}", _known_str(attr, attr_known)))
         _check_rank(s, 0, attr.size, want)
@@ -914,6 +922,8 @@ def gather(s, idx, attr, attr_known, want):
         shape[1:] = attr
         _commit_es(s, es, es_known)
         return np.zeros(0, s.data.dtype), shape
+    if h[CLOSED]:
+        raise InvalidArgumentError(_T1.replace("{name}", s.name))
     zsid, items = _plan_zeros(s, es, es_known)
     sids = _check_reads(s, idx, zsid, _known_str(es, es_known))
     s0 = sids[0]

@@ -409,3 +409,23 @@ def test_prepend_past_int64_fails_as_storage_does():
     got = run(lambda: e_copy_shapes(g, s, np.array(prepend, np.int64)))
     assert expected[0] == "error" and expected == got, (expected, got)
     assert engine_state(g)[1] == [(0, None, None)]
+
+
+def test_complex_gradient_sums_and_empty_gather_of_a_closed_array():
+    """Sums of complex values (the float16 path must not even be typed for them); a gather of no indices
+    returns before looking at the array, closed or not (as Storage, as TF)."""
+    for dtype in (np.complex128, np.float16):
+        st = Storage("arr", dtype, 2, None, False, True, False, True)
+        s = new_engine("arr", dtype, 2, None, False, True, False, True)
+        half = np.dtype(dtype) == np.float16
+        for v in (np.array([1 + 2j, 3]), np.array([0.5 - 1j, np.inf])):
+            v = v.astype(dtype) if not half else v.real.astype(dtype)
+            st.write(0, v)
+            e_write(s, 0, v.view(np.uint16) if half else v, 1)
+        assert same_state(storage_state(st), engine_state(s))
+    st.close()
+    e_close(s)
+    attr = np.array([2], np.int64)
+    expected = run(lambda: st.gather(np.zeros(0, np.int64), (2,)))
+    got = run(lambda: e_gather(s, np.zeros(0, np.int64), attr, True)[0].reshape(0, 2).view(np.float16))
+    assert expected[0] == "ok" and same_result(expected, got), (expected, got)
