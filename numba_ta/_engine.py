@@ -37,6 +37,9 @@ an interned shape, a new element shape) bump ``hdr[GEN]``.
 
 They are compiled into the callers' code (``register_jitable``): the methods
 of a TensorArray inside users' ``@njit`` functions (:mod:`numba_ta._jit`).
+The Python layer (:class:`numba_ta._storage.Storage`) does not call them yet:
+it still has its own state machine, which ``tests/test_engine.py`` holds equal
+to this one op by op (moving it onto the engine is the next step).
 """
 
 from __future__ import annotations
