@@ -40,7 +40,7 @@ import threading
 import weakref
 
 import numpy as np
-from numba import literal_unroll, njit, objmode, types
+from numba import literal_unroll, objmode, types
 from numba.core import cgutils
 from numba.core.errors import TypingError
 from numba.core.extending import (
@@ -267,10 +267,7 @@ def _new_view(st, arrays, tab, es, nces):
     return _View(proxy, hdr, arrays, tab, es, ces)
 
 
-@njit  # not cached: a read-only install has nowhere to cache it (compiled once per dtype)
-def _arrays_of(s):
-    """Return the fields of a state struct that compiled code may have replaced."""
-    return s.data, s.state, s.shape_id, s.offsets, s.dims, s.starts, s.items, s.es, s.ces
+_arrays_of = E.fields_of  # the struct's fields, all of them (a module name: _sync looks it up here)
 
 
 def _sync(st, view, ta):
@@ -287,7 +284,7 @@ def _sync(st, view, ta):
     data, state, shape_id, offsets, m0, m1, m2, tab, es = (st.data, st.state, st.shape_id, st.offsets, st._st, st._sidb, st._offb, st._tab, st._es)  # noqa: E501  # fmt: skip
     arrays, vtab, ves, ces = view.arrays, view.tab, view.es, view.ces
     if h[GEN]:  # buffers replaced, shapes interned or the element shape changed in compiled code
-        raw, state, shape_id, offsets, dims, starts, items, es_arr, ces = _arrays_of(view.proxy)
+        raw, state, shape_id, offsets, _, dims, starts, _, es_arr, ces, _ = _arrays_of(view.proxy)
         n = h[NSHAPES]
         if n != len(tab[0]):
             b = starts[: n + 1].tolist()
@@ -356,7 +353,7 @@ def _adopt(meminfo, typ):
 
     dtype = as_dtype(typ.field_dict["data"].dtype)
     proxy = E.StateProxy._numba_box_(E.state_type(dtype), meminfo)
-    data, state, shape_id, offsets, hdr, ces, name = _own_of(proxy)
+    data, state, shape_id, offsets, hdr, _, _, _, _, ces, name = E.fields_of(proxy)
     h = hdr.tolist()
     st = _storage.Storage(name, dtype, 0, None, bool(h[DYN]), bool(h[CAR]), bool(h[IDENT]))
     ta = TensorArray(dtype, handle=_registry.register(st), flow=0.0, infer_shape=bool(h[INFER]))
@@ -371,11 +368,6 @@ def _adopt(meminfo, typ):
     _sync(st, view, ta)
     return ta
 
-
-@njit
-def _own_of(s):
-    """Return what the Python side of an array created in compiled code takes from its struct."""
-    return s.data, s.state, s.shape_id, s.offsets, s.hdr, s.ces, s.name
 
 
 # --------------------------------------------------------------------------- unbox / box

@@ -80,47 +80,43 @@ class Fields:
             setattr(self, name, value)
 
 
+def _elements(n, state, shape_of, offsets, data):
+    """``(bits, shape, stored value)`` of elements ``0..n-1`` (shape None when unwritten, value None without data)."""
+    out = []
+    for i in range(n):
+        bits = int(state[i])
+        if not bits & 1:
+            out.append((bits, None, None))
+            continue
+        shape = shape_of(i)
+        items = int(np.prod(shape, dtype=np.int64))
+        value = None
+        if bits & 8 and items:
+            o = int(offsets[i])
+            value = data[o : o + items].reshape(shape).copy()
+        out.append((bits, shape, value))
+    return out
+
+
 def engine_state(s):
     """The engine's full state, as :func:`storage_state` reports a ``Storage``'s."""
     s = Fields(s)
     h = s.hdr
     n = int(h[E.SIZE])
     starts, dims = s.starts, s.dims
-    out = []
-    for i in range(n):
-        bits = int(s.state[i])
-        if not bits & 1:
-            out.append((bits, None, None))
-            continue
+
+    def shape_of(i):
         sid = int(s.shape_id[i])
-        shape = tuple(int(d) for d in dims[starts[sid] : starts[sid + 1]])
-        items = int(np.prod(shape, dtype=np.int64))
-        value = None
-        if bits & 8 and items:
-            o = int(s.offsets[i])
-            value = s.data[o : o + items].reshape(shape).copy()
-            if h[E.HALF]:
-                value = value.view(np.float16)
-        out.append((bits, shape, value))
+        return tuple(int(d) for d in dims[starts[sid] : starts[sid + 1]])
+
+    data = s.data.view(np.float16) if h[E.HALF] else s.data  # float16 is held as its bits
     es = tuple(None if d < 0 else int(d) for d in s.es) if h[E.ES_KNOWN] else None
-    return n, out, es, bool(h[E.DISALLOWED]), int(h[E.MARKED])
+    return n, _elements(n, s.state, shape_of, s.offsets, data), es, bool(h[E.DISALLOWED]), int(h[E.MARKED])
 
 
 def storage_state(st):
     n = st.size
-    out = []
-    for i in range(n):
-        bits = int(st.state[i])
-        if not bits & 1:
-            out.append((bits, None, None))
-            continue
-        shape = tuple(st.shapes[st.shape_id[i]])
-        items = int(np.prod(shape, dtype=np.int64))
-        value = None
-        if bits & 8 and items:
-            o = int(st.offsets[i])
-            value = st.data[o : o + items].reshape(shape).copy()
-        out.append((bits, shape, value))
+    out = _elements(n, st.state, lambda i: tuple(st.shapes[st.shape_id[i]]), st.offsets, st.data)
     return n, out, st.element_shape, st.gradients_disallowed, st.marked_size
 
 
