@@ -1,16 +1,22 @@
 """The storage engine: one array's state as a Numba struct, and the element state machine over it.
 
 An array's state is a ``numba.experimental.structref`` (:func:`state_type`: one
-type per dtype; users' compiled code sees the same struct as
-``numba_ta._jit.TensorArrayType``, same fields, one type per element rank)
-with these fields:
+type for arrays of every dtype; users' compiled code sees the same struct as
+``numba_ta._jit.TensorArrayType``, same fields, one type per dtype and element
+rank) with these fields:
 
 ``data``, ``state``, ``shape_id``, ``offsets``
     The flat element buffer and the per-element metadata (state bits, interned
-    shape id, data offset), as :mod:`numba_ta._storage` lays them out.
+    shape id, data offset), as :mod:`numba_ta._storage` lays them out, except
+    that ``data`` holds the items' bytes (a uint8 view of Storage's buffer):
+    offsets, sizes and the layout's width count items, ``hdr[ITEMSIZE]`` bytes
+    each.  So the state machine is compiled once, not once per dtype (its first
+    compilation takes most of a minute); only a gradient sum looks at the items'
+    type (:func:`_add`, by ``hdr[DTYPE]``).  Values come in and results go out as
+    bytes too: callers view them as their dtype.
 ``hdr``
-    The scalars (size, capacity, layout, flags...), one int64 array indexed by
-    the constants below.
+    The scalars (size, capacity, layout, flags, dtype...), one int64 array
+    indexed by the constants below (:func:`header` makes one).
 ``dims``, ``starts``, ``items``
     The interned element shapes, of any rank: shape ``sid`` is
     ``dims[starts[sid]:starts[sid + 1]]`` and holds ``items[sid]`` items
@@ -28,8 +34,9 @@ Nothing in the layout depends on the element rank, so one struct holds any
 array, elements of several ranks included.  The functions below implement
 TensorFlow's ops on it (``TensorArrayV3``'s write, read, gather, scatter,
 concat and split, with the checks in TF's order and TF's error classes and
-texts, from :mod:`numba_ta._messages`).  They are rank-generic: values come in
-flat with their shape as an int64 array, results go out flat with theirs.
+texts, from :mod:`numba_ta._messages`).  They are rank- and dtype-generic:
+values come in as flat bytes with their shape as an int64 array, results go
+out as flat bytes with theirs.
 Every op checks everything first and plans what it would intern; it changes
 the state only when nothing can fail any more, so a failed op leaves the
 array as it was and interns nothing.  Changes that replace a field (growth,
@@ -51,7 +58,6 @@ from numba import njit, types
 from numba.core import config
 from numba.core.extending import intrinsic, overload, register_jitable
 from numba.experimental import structref
-from numba.np.numpy_support import from_dtype
 
 from . import _kernels, _storage
 from ._dtypes import tf_name
@@ -68,7 +74,21 @@ ES_KNOWN, ES_CHANGED = 16, 17  # the array's element shape has a known rank; an 
 MARKED = 18  # the marked size (a split's element count; a gradient array's concat uses its forward's)
 CES_CHANGED = 19  # an op changed the class's element shape
 HALF = 20  # float16 elements (held as their uint16 bits: Numba has no float16; sums convert)
-NHDR = 21
+ITEMSIZE = 21  # bytes per item of the array's dtype (data holds the items' bytes)
+DTYPE = 22  # the array's dtype, as its position in DTYPES
+NHDR = 23
+
+# The dtypes an array can have; ``hdr[DTYPE]`` is a position in this tuple.  ``data`` holds the
+# elements' bytes whatever the dtype, so the struct has one Numba type and the state machine
+# compiles once for all dtypes; only a gradient sum looks at the items' type (``_add``).
+DTYPES = tuple(
+    np.dtype(t)
+    for t in (
+        np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64,
+        np.float16, np.float32, np.float64, np.complex64, np.complex128,
+    )
+)  # fmt: skip
+_DTYPE_NAMES = tuple(tf_name(t) for t in DTYPES)
 
 _W, _R, _C, _D = 1, 2, 4, 8
 _ND = 0xFF ^ _D  # clears the data bit of a uint8 state (~_D is negative: numpy refuses it for uint8)
@@ -89,6 +109,7 @@ _OOM, _SHAPE_INT64, _SPLIT_INT64, _PREPEND_INT64 = (
     MESSAGES[c][1] for c in ("NT-oom", "NT-shape-int64", "NT-split-int64", "NT-prepend-int64")
 )
 _INT64_MAX = 2**63 - 1
+_U16, _U32, _U64 = np.zeros(0, np.uint16), np.zeros(0, np.uint32), np.zeros(0, np.uint64)  # item types for _cast
 _RANK = (
     "inside compiled code, the elements of TensorArray {name} have rank {ndim} (its Numba type), "
     "but element {index} has rank {rank}"
@@ -112,11 +133,13 @@ FIELDS = ("data", "state", "shape_id", "offsets", "hdr", "dims", "starts", "item
 structref.define_proxy(StateProxy, StateType, list(FIELDS))
 
 
-def fields(dtype):
-    """Return the struct's fields for element dtype ``dtype`` (a numpy dtype; float16 is held as uint16 bits)."""
-    held = np.dtype(np.uint16) if np.dtype(dtype) == np.float16 else np.dtype(dtype)
+def fields(dtype=None):
+    """Return the struct's fields (the same for every dtype: ``data`` holds the items' bytes).
+
+    ``dtype`` is accepted for the callers that name one; it changes nothing.
+    """
     return [
-        ("data", types.Array(from_dtype(held), 1, "C")),
+        ("data", types.uint8[::1]),
         ("state", types.uint8[::1]),
         ("shape_id", types.int32[::1]),
         ("offsets", types.int64[::1]),
@@ -130,16 +153,27 @@ def fields(dtype):
     ]
 
 
-_TYPES: dict = {}
+_STATE_TYPE = StateType(fields())
 
 
-def state_type(dtype):
-    """Return the struct type of arrays of ``dtype``."""
-    key = np.dtype(dtype)
-    t = _TYPES.get(key)
-    if t is None:
-        t = _TYPES[key] = StateType(fields(key))
-    return t
+def state_type(dtype=None):
+    """Return the struct type (one for arrays of every dtype)."""
+    return _STATE_TYPE
+
+
+def dtype_code(dtype):
+    """Return ``hdr[DTYPE]`` for arrays of ``dtype`` (its position in :data:`DTYPES`)."""
+    return DTYPES.index(np.dtype(dtype))
+
+
+def header(dtype):
+    """Return a new ``hdr`` for an array of ``dtype``: zeros, with its dtype, item size and float16 flag set."""
+    dt = np.dtype(dtype)
+    h = np.zeros(NHDR, np.int64)
+    h[ITEMSIZE] = dt.itemsize
+    h[DTYPE] = dtype_code(dt)
+    h[HALF] = dt == np.float16
+    return h
 
 
 # --------------------------------------------------------------------------- borrowed pointers
@@ -176,6 +210,17 @@ def _ptr(typingctx, a):
     return sig, codegen
 
 
+@intrinsic
+def _cast(typingctx, p, like):
+    """Return the byte pointer ``p`` as a pointer to items of the array ``like``'s dtype (same address)."""
+    sig = types.CPointer(like.dtype)(p, like)
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], context.get_value_type(sig.return_type))
+
+    return sig, codegen
+
+
 if getattr(config, "DISABLE_JIT", False):  # the engine runs as Python: a plain struct, arrays for pointers
 
     class _PyState:
@@ -197,6 +242,9 @@ if getattr(config, "DISABLE_JIT", False):  # the engine runs as Python: a plain 
 
     def _ptr(a):  # type: ignore[misc]  # noqa: F811
         return a.reshape(-1)
+
+    def _cast(p, like):  # type: ignore[misc]  # noqa: F811
+        return p.view(like.dtype)
 
 else:
 
@@ -342,21 +390,26 @@ def _items_of(shape):
     return p
 
 
-def dtype_name(a):
-    """Return TF's name of the dtype of the array ``a`` (``"float"``); compiled: a constant per dtype."""
-    return tf_name(a.dtype)
-
-
-@overload(dtype_name)
-def _ol_dtype_name(a):
-    name = tf_name(np.dtype(str(a.dtype)))
-    return lambda a: name
+@register_jitable
+def _data_name(s):
+    """Return TF's name of the array's dtype."""
+    return _DTYPE_NAMES[s.hdr[DTYPE]]
 
 
 @register_jitable
-def _data_name(s):
-    """Return TF's name of the array's dtype (float16 is held as uint16)."""
-    return "half" if s.hdr[HALF] else dtype_name(s.data)
+def _nitems(s):
+    """Return the number of items the data buffer has room for."""
+    return s.data.size // s.hdr[ITEMSIZE]
+
+
+@register_jitable
+def _new_items(s, n, zeros, shape):
+    """Return room for ``n`` items of the array's dtype (bytes; zeroed with ``zeros``); TF's OOM error for ``shape``.
+
+    ``n`` < 0 means more than 2**63 - 1 items.
+    """
+    isz = s.hdr[ITEMSIZE]
+    return _new(n if n <= _INT64_MAX // isz else -1, s.data, zeros, shape, _data_name(s), isz)
 
 
 @register_jitable
@@ -366,14 +419,15 @@ def _oom(shape, name):
 
 
 @register_jitable
-def _new(n, like, zeros, shape, name):
-    """Return ``n`` items of ``like``'s dtype (zeroed with ``zeros``); TF's OOM error for ``shape`` if they don't fit.
+def _new(n, like, zeros, shape, name, per):
+    """Return ``n * per`` items of ``like``'s dtype (zeroed with ``zeros``); TF's OOM error for ``shape`` if too many.
 
     ``n`` < 0 means more than 2**63 - 1 items.  A request of more bytes than an
     int64 holds fails before any allocation.
     """
-    if n < 0 or n > _INT64_MAX // like.itemsize:
+    if n < 0 or n > _INT64_MAX // (like.itemsize * per):
         raise ResourceExhaustedError(_oom(shape, name))
+    n *= per
     a = like[:0].copy()
     ok = True
     try:
@@ -506,9 +560,9 @@ def _reserve(s, n):
     newcap = max(n, 2 * cap, 8)
     m = min(cap, s.state.size)
     shape = _one(newcap)
-    state = _new(newcap, s.state, True, shape, "uint8")
-    shape_id = _new(newcap, s.shape_id, True, shape, "int32")
-    offsets = _new(newcap, s.offsets, True, shape, "int64")
+    state = _new(newcap, s.state, True, shape, "uint8", 1)
+    shape_id = _new(newcap, s.shape_id, True, shape, "int32", 1)
+    offsets = _new(newcap, s.offsets, True, shape, "int64", 1)
     state[:m] = s.state[:m]
     shape_id[:m] = s.shape_id[:m]
     offsets[:m] = s.offsets[:m]
@@ -529,7 +583,7 @@ def _dense_rows(s, w, top, n_new):
     if w == 0:
         return top
     h = s.hdr
-    have = s.data.size // w if h[LAYOUT] == _DENSE else 0
+    have = _nitems(s) // w if h[LAYOUT] == _DENSE else 0
     if top <= have:
         return have
     stored = n_new
@@ -537,7 +591,7 @@ def _dense_rows(s, w, top, n_new):
         for i in range(h[SIZE]):
             if s.state[i] & _D:
                 stored += 1
-    row_bytes = w * s.data.itemsize
+    row_bytes = w * h[ITEMSIZE]
     budget = max(_SLACK, _FACTOR * stored * row_bytes)
     for rows in (max(h[CAP], top), max(top, 2 * have), top):
         if rows * row_bytes <= budget:
@@ -547,10 +601,11 @@ def _dense_rows(s, w, top, n_new):
 
 @register_jitable
 def _grow_data(s, items, keep):
-    if items <= s.data.size:
+    if items <= _nitems(s):
         return
-    data = _new(items, s.data, False, _one(items), _data_name(s))
-    data[:keep] = s.data[:keep]
+    isz = s.hdr[ITEMSIZE]
+    data = _new_items(s, items, False, _one(items))
+    data[: keep * isz] = s.data[: keep * isz]
     s.data = data
     s.hdr[GEN] += 1
 
@@ -569,28 +624,28 @@ def _alloc1(s, index, items, top, n_new, total):
             shape = np.empty(2, np.int64)
             shape[0] = rows
             shape[1] = items
-            s.data = _new(rows * items if rows <= _INT64_MAX // items else -1, s.data, False, shape, _data_name(s))
+            s.data = _new_items(s, rows * items if rows <= _INT64_MAX // items else -1, False, shape)
             h[LAYOUT] = _DENSE
             h[WIDTH] = items
         else:
-            s.data = _new(total, s.data, False, _one(total), _data_name(s))
+            s.data = _new_items(s, total, False, _one(total))
             h[LAYOUT] = _RAGGED
             h[USED] = 0
         h[GEN] += 1
     if h[LAYOUT] == _DENSE:
         w = h[WIDTH]
         if items == w:
-            if top * w > s.data.size:
+            if top * w > _nitems(s):
                 rows = _dense_rows(s, w, top, n_new)
                 if rows:
-                    _grow_data(s, rows * w, s.data.size)
-            if top * w <= s.data.size:
+                    _grow_data(s, rows * w, _nitems(s))
+            if top * w <= _nitems(s):
                 return index * w
         h[LAYOUT] = _RAGGED
-        h[USED] = s.data.size
+        h[USED] = _nitems(s)
     need = h[USED] + items
-    if need > s.data.size:
-        _grow_data(s, max(need, 2 * s.data.size), h[USED])
+    if need > _nitems(s):
+        _grow_data(s, max(need, 2 * _nitems(s)), h[USED])
     o = h[USED]
     h[USED] = need
     return o
@@ -648,24 +703,49 @@ def _round_even(x):
     return f
 
 
-def _add(dst, src, half):
-    """``dst += src`` (``half``: both hold float16 bits; each sum is numpy's: in float32, rounded to float16)."""
-    if half:
-        for k in range(dst.size):
-            dst[k] = _half_bits(_half_value(dst[k]) + _half_value(src[k]))
-    else:
-        dst += src
+@register_jitable
+def _add_half(dst, src):
+    """``dst += src`` for float16 bits (uint16): each sum is numpy's, in float32 rounded to float16."""
+    for k in range(dst.size):
+        dst[k] = _half_bits(_half_value(dst[k]) + _half_value(src[k]))
 
 
-@overload(_add)
-def _ol_add(dst, src, half):
-    if dst.dtype == types.uint16:  # float16 bits, or uint16 values: the flag tells
-        return _add
+@register_jitable
+def _add_as(dst, src, t):
+    """``dst += src`` for the bytes ``dst`` and ``src`` holding items of type ``t``."""
+    d = dst.view(t)
+    d += src.view(t)
 
-    def impl(dst, src, half):  # (the float16 path would not even type for other dtypes: complex)
-        dst += src
 
-    return impl
+@register_jitable
+def _add(dst, src, code):
+    """``dst += src``: bytes holding items of ``DTYPES[code]`` (a numeric dtype; IEEE sums, wrapping integers)."""
+    if code == 1:
+        _add_as(dst, src, np.int8)
+    elif code == 2:
+        _add_as(dst, src, np.uint8)
+    elif code == 3:
+        _add_as(dst, src, np.int16)
+    elif code == 4:
+        _add_as(dst, src, np.uint16)
+    elif code == 5:
+        _add_as(dst, src, np.int32)
+    elif code == 6:
+        _add_as(dst, src, np.uint32)
+    elif code == 7:
+        _add_as(dst, src, np.int64)
+    elif code == 8:
+        _add_as(dst, src, np.uint64)
+    elif code == 9:
+        _add_half(dst.view(np.uint16), src.view(np.uint16))
+    elif code == 10:
+        _add_as(dst, src, np.float32)
+    elif code == 11:
+        _add_as(dst, src, np.float64)
+    elif code == 12:
+        _add_as(dst, src, np.complex64)
+    elif code == 13:
+        _add_as(dst, src, np.complex128)
 
 
 @register_jitable
@@ -709,9 +789,10 @@ def write(s, index, flat, shape, numeric):
         if add and not numeric:
             raise InvalidArgumentError(_T8_BOOL)
     ident_es = h[IDENT] and not (h[ES_KNOWN] and _fully_defined(s.es))
+    isz = h[ITEMSIZE]
     if add:
-        o = s.offsets[index]
-        _add(s.data[o : o + flat.size], flat, h[HALF])
+        o = s.offsets[index] * isz
+        _add(s.data[o : o + flat.size], flat, h[DTYPE])
         h[DISALLOWED] = 1
         if ident_es:
             _set_es(s, shape)
@@ -719,11 +800,11 @@ def write(s, index, flat, shape, numeric):
     sid = s.shape_id[index] if bits else _intern(s, shape)
     if index >= n:
         _reserve(s, index + 1)
-    items = flat.size
+    items = flat.size // isz
     o = 0
     if items:
         o = _alloc1(s, index, items, index + 1, 1, items)
-        s.data[o : o + items] = flat
+        s.data[o * isz : o * isz + flat.size] = flat
     s.offsets[index] = o
     s.shape_id[index] = sid
     s.state[index] = _W | _D
@@ -753,7 +834,7 @@ def read(s, index, want):
             raise InvalidArgumentError(_msg(_T10, s.name, index).replace("{element_shape}", _es_str(s)))
         shape = s.es.copy()
         _check_rank(s, index, shape.size, want)
-        out = _new(_items_of(shape), s.data, True, shape, _data_name(s))
+        out = _new_items(s, _items_of(shape), True, shape)
         sid = _intern(s, shape)
         if index < n:
             s.shape_id[index] = sid
@@ -773,10 +854,11 @@ def read(s, index, want):
     shape = _shape(s, sid).copy()
     _check_rank(s, index, shape.size, want)
     if bits & _D and items:
-        o = s.offsets[index]
-        out = s.data[o : o + items].copy()
+        isz = h[ITEMSIZE]
+        o = s.offsets[index] * isz
+        out = s.data[o : o + items * isz].copy()
     else:
-        out = _new(items, s.data, True, shape, _data_name(s))
+        out = _new_items(s, items, True, shape)
     s.state[index] = (bits | _R | _C) & _ND if h[CAR] else bits | _R
     return out, shape
 
@@ -845,6 +927,31 @@ def _sid_shape(s, sid, es):
 
 
 @register_jitable
+def _copy_items(fp, b, dp, o, w, isz):
+    """Copy ``w`` items of ``isz`` bytes from item ``o`` of the byte pointer ``dp`` to item ``b`` of ``fp``."""
+    if isz == 8:
+        f8 = _cast(fp, _U64)
+        d8 = _cast(dp, _U64)
+        for j in range(w):
+            f8[b + j] = d8[o + j]
+    elif isz == 4:
+        f4 = _cast(fp, _U32)
+        d4 = _cast(dp, _U32)
+        for j in range(w):
+            f4[b + j] = d4[o + j]
+    elif isz == 2:
+        f2 = _cast(fp, _U16)
+        d2 = _cast(dp, _U16)
+        for j in range(w):
+            f2[b + j] = d2[o + j]
+    else:
+        b *= isz
+        o *= isz
+        for j in range(w * isz):
+            fp[b + j] = dp[o + j]
+
+
+@register_jitable
 def _read_many(s, idx, sids, items, zsid, es, out, width):
     """Plan, copy (``width`` items per element into ``out``; -1: each element's own size) and commit."""
     h = s.hdr
@@ -853,9 +960,10 @@ def _read_many(s, idx, sids, items, zsid, es, out, width):
     _reserve(s, top)
     src = np.empty(m, np.int64)
     new_state = np.empty(m, np.uint8)
-    _, bad = _kernels._plan_reads(idx, s.state, s.offsets, sids, items, h[CAR], s.data.size, src, new_state)
+    _, bad = _kernels._plan_reads(idx, s.state, s.offsets, sids, items, h[CAR], _nitems(s), src, new_state)
     if bad >= 0:
         raise InternalError(_CORRUPT.replace("{name}", s.name).replace("{index}", str(idx[bad])))
+    isz = h[ITEMSIZE]
     fp = _ptr(out)
     dp, _ = _buf(s, "data")
     b = 0
@@ -863,12 +971,11 @@ def _read_many(s, idx, sids, items, zsid, es, out, width):
         w = width if width >= 0 else items[sids[k]]
         o = src[k]
         if o < 0:
-            out[b : b + w] = 0
+            out[b * isz : (b + w) * isz] = 0
         elif w > 16:
-            out[b : b + w] = s.data[o : o + w]
+            out[b * isz : (b + w) * isz] = s.data[o * isz : (o + w) * isz]
         else:  # short rows: an item loop through borrowed pointers beats a slice copy
-            for j in range(w):
-                fp[b + j] = dp[o + j]
+            _copy_items(fp, b, dp, o, w, isz)
         b += w
     # the commit
     if zsid >= h[NSHAPES]:
@@ -890,18 +997,19 @@ def _result(s, idx, sids, zsid, es, n, shape):
     unwritten element's zeros first, and that is the allocation that fails there.
     """
     name = _data_name(s)
-    ok = n >= 0 and n <= _INT64_MAX // s.data.itemsize
+    isz = s.hdr[ITEMSIZE]
+    ok = n >= 0 and n <= _INT64_MAX // isz
     out = s.data[:0].copy()
     if ok:
         try:
-            out = np.empty(n, s.data.dtype)
+            out = np.empty(n * isz, np.uint8)
         except Exception:  # noqa: BLE001
             ok = False
     if not ok:
         if zsid >= 0:
             for k in range(idx.size):
                 if sids[k] == zsid and (idx[k] >= s.hdr[SIZE] or not s.state[idx[k]] & _W):
-                    _new(_items_of(es), s.data, True, es, name)  # raises when those zeros do not fit either
+                    _new_items(s, _items_of(es), True, es)  # raises when those zeros do not fit either
                     break
         raise ResourceExhaustedError(_oom(shape, name))
     return out
@@ -1054,17 +1162,20 @@ def _store_many(s, idx, flat, sizes, sids, add, fresh):
     for k in range(m):
         if fresh[k] and sizes[k]:
             offs[k] = _alloc1(s, idx[k], sizes[k], top, n_fresh, total)
-    half = s.hdr[HALF]
+    code = s.hdr[DTYPE]
+    isz = s.hdr[ITEMSIZE]
     o = 0
     for k in range(m):
         i = idx[k]
         z = sizes[k]
         if z:
+            fo = o * isz
             if add[k]:
-                d0 = s.offsets[i]
-                _add(s.data[d0 : d0 + z], flat[o : o + z], half)
+                d0 = s.offsets[i] * isz
+                _add(s.data[d0 : d0 + z * isz], flat[fo : fo + z * isz], code)
             else:
-                s.data[offs[k] : offs[k] + z] = flat[o : o + z]
+                d0 = offs[k] * isz
+                s.data[d0 : d0 + z * isz] = flat[fo : fo + z * isz]
                 s.offsets[i] = offs[k]
         else:
             s.offsets[i] = 0
@@ -1250,7 +1361,7 @@ def split(s, flat, lens, vshape, numeric, k7):
         if sizes[k] > _INT64_MAX - total:
             raise ResourceExhaustedError(_oom(_one(-1), _data_name(s)))
         total += sizes[k]
-    if total != flat.size:
+    if total != flat.size // h[ITEMSIZE]:
         raise ResourceExhaustedError(_oom(_one(total), _data_name(s)))
     _reserve(s, size2)
     _store_many(s, np.arange(n_new), flat, sizes, sids, add, fresh)

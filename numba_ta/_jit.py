@@ -54,7 +54,7 @@ from numba.core.extending import (
 )
 from numba.cpython.unsafe.tuple import tuple_setitem
 from numba.experimental import structref
-from numba.np.numpy_support import as_dtype
+from numba.np.numpy_support import as_dtype, from_dtype
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from . import _engine as E
@@ -80,6 +80,7 @@ from ._engine import (
     HALF,
     IDENT,
     INFER,
+    ITEMSIZE,
     LAYOUT,
     MARKED,
     NHDR,
@@ -88,6 +89,7 @@ from ._engine import (
     USED,
     WIDTH,
     _buf,
+    _cast,
     _ptr,
     _shape_str,
 )
@@ -113,14 +115,16 @@ class TensorArrayType(types.StructRef):
     """Numba type of a :class:`numba_ta.TensorArray` inside compiled code: the engine's state struct.
 
     Its fields are the engine's (:func:`numba_ta._engine.fields`), so the struct the
-    Python layer holds is the struct users' code gets; ``ndim``, the element rank
-    its methods return, is a parameter of the type.
+    Python layer holds is the struct users' code gets.  The struct holds the items'
+    bytes whatever their dtype; ``dtype``, the Numba type of the items, and ``ndim``,
+    the element rank its methods return, are parameters of the type.
     """
 
-    def __init__(self, fields, ndim=0):
+    def __init__(self, fields, ndim=0, dtype=types.float64):
         super().__init__(fields)
         self.ndim = int(ndim)
-        self.name = f"numba_ta.TensorArray[ndim={self.ndim}]{self._fields}"  # a distinct type per rank
+        self.dtype = dtype
+        self.name = f"numba_ta.TensorArray[{dtype}, ndim={self.ndim}]{self._fields}"  # a distinct type per dtype, rank
 
     def preprocess_fields(self, fields):
         return tuple((n, types.unliteral(t)) for n, t in fields)
@@ -134,7 +138,7 @@ def array_type(dtype, ndim):
     key = (np.dtype(dtype), int(ndim))
     t = _TYPES.get(key)
     if t is None:
-        t = _TYPES[key] = TensorArrayType(E.fields(key[0]), key[1])
+        t = _TYPES[key] = TensorArrayType(E.fields(), key[1], from_dtype(key[0]))
     return t
 
 
@@ -258,12 +262,12 @@ def _shape_table(shapes):
 
 def _new_view(st, arrays, tab, es, nces):
     """Build the state struct of ``st`` over its buffers ``arrays`` (a compiled constructor call)."""
-    hdr = np.zeros(NHDR, np.int64)
+    hdr = E.header(st.dtype)
     dims, starts = _shape_table(tab[0])
     items = np.array(tab[2], dtype=np.int64)
     es_arr = np.array([-1 if d is None else d for d in es] if es is not None else [], dtype=np.int64)
     ces = np.full(nces, -1, np.int64)
-    proxy = E.new_state(*arrays, hdr, dims, starts, items, es_arr, ces, st.name)
+    proxy = E.new_state(arrays[0].view(np.uint8), *arrays[1:], hdr, dims, starts, items, es_arr, ces, st.name)
     return _View(proxy, hdr, arrays, tab, es, ces)
 
 
@@ -292,9 +296,10 @@ def _sync(st, view, ta):
             tab = _storage._new_table(tab[0] + [tuple(flat[b[k] : b[k + 1]]) for k in range(len(tab[0]), n)])
         if h[ES_CHANGED]:
             es = tuple(None if d < 0 else d for d in es_arr.tolist()) if h[ES_KNOWN] else None
-        data = raw if raw.size or data is not None else None
+        typed = raw.view(st.dtype)  # the struct holds the items' bytes
+        data = typed if raw.size or data is not None else None
         m0, m1, m2 = memoryview(state), memoryview(shape_id), memoryview(offsets)
-        arrays, vtab, ves = (raw, state, shape_id, offsets), tab, es
+        arrays, vtab, ves = (typed, state, shape_id, offsets), tab, es
     cells = ta._element_shape
     shape, cell = cells[0], view.cell
     if h[CES_CHANGED]:
@@ -351,15 +356,15 @@ def _adopt(meminfo, typ):
     """Give an array created in compiled code its Python side: storage, registry entry, TensorArray object."""
     from .tensor_array import TensorArray
 
-    dtype = as_dtype(typ.field_dict["data"].dtype)
-    proxy = E.StateProxy._numba_box_(E.state_type(dtype), meminfo)
+    dtype = as_dtype(typ.dtype)
+    proxy = E.StateProxy._numba_box_(E.state_type(), meminfo)
     data, state, shape_id, offsets, hdr, _, _, _, _, ces, name = E.fields_of(proxy)
     h = hdr.tolist()
     st = _storage.Storage(name, dtype, 0, None, bool(h[DYN]), bool(h[CAR]), bool(h[IDENT]))
     ta = TensorArray(dtype, handle=_registry.register(st), flow=0.0, infer_shape=bool(h[INFER]))
     cell = tuple(None if d < 0 else d for d in ces.tolist())
     ta._element_shape[0] = TensorShape(cell)
-    view = _View(proxy, hdr, (data, state, shape_id, offsets), st._tab, None, ces)
+    view = _View(proxy, hdr, (data.view(dtype), state, shape_id, offsets), st._tab, None, ces)
     view.cell = cell
     view.ta = weakref.ref(ta)
     st._jit = view
@@ -479,9 +484,10 @@ def _fast_write(s, index, value, ndim):
     st, nst = _buf(s, "state")
     if index >= nst or index >= h[CAP] or st[index] != 0 or (index >= h[SIZE] and not h[DYN]):
         return False
-    dp, nd = _buf(s, "data")
+    bp, nb = _buf(s, "data")
+    dp = _cast(bp, value)
     o = index * w
-    if o + w > nd:
+    if (o + w) * value.itemsize > nb:  # (the value has the array's dtype)
         return False
     a, ok = _shape_at(s, sid, ndim)
     if not ok:
@@ -512,7 +518,7 @@ def _fast_write(s, index, value, ndim):
 
 @overload_method(TensorArrayType, "write")
 def _ol_write(ta, index, value):
-    dtype = ta.field_dict["data"].dtype
+    dtype = ta.dtype
     ndim = ta.ndim
     numeric = dtype != types.boolean
     vdim = value.ndim if isinstance(value, types.Array) else 0
@@ -530,7 +536,7 @@ def _ol_write(ta, index, value):
             return ta
         shape = E.shape_array(v.shape)
         _class_check(ta, shape)
-        E.write(ta, index, np.ascontiguousarray(v).reshape(-1), shape, numeric)
+        E.write(ta, index, np.ascontiguousarray(v).reshape(-1).view(np.uint8), shape, numeric)
         _class_merge(ta, shape)
         return ta
 
@@ -538,7 +544,7 @@ def _ol_write(ta, index, value):
 
 
 @register_jitable
-def _fast_read(s, index, ndim, zshape):
+def _fast_read(s, index, ndim, zshape, dt):
     """Read a stored element at ``index`` through borrowed pointers; ``(False, empty)`` if it takes the full path.
 
     The fast path: an open array, ``index`` in range, the element written with its
@@ -548,22 +554,23 @@ def _fast_read(s, index, ndim, zshape):
     h, _ = _buf(s, "hdr")
     st, nst = _buf(s, "state")
     if h[CLOSED] or index < 0 or index >= h[SIZE] or index >= nst:
-        return False, np.empty(zshape, s.data.dtype)
+        return False, np.empty(zshape, dt)
     bits = st[index]
     if bits & (_W | _D | _C) != _W | _D:
-        return False, np.empty(zshape, s.data.dtype)
+        return False, np.empty(zshape, dt)
     ip, _ = _buf(s, "shape_id")
     sid = ip[index]
     a, ok = _shape_at(s, sid, ndim)
     if not ok:
-        return False, np.empty(zshape, s.data.dtype)
+        return False, np.empty(zshape, dt)
     sp, _ = _buf(s, "dims")
     shp = zshape
     for k in range(ndim):
         shp = tuple_setitem(shp, k, sp[a + k])
-    out = np.empty(shp, s.data.dtype)
+    out = np.empty(shp, dt)
     outp = _ptr(out)
-    dp, _ = _buf(s, "data")
+    bp, _ = _buf(s, "data")
+    dp = _cast(bp, out)
     op, _ = _buf(s, "offsets")
     o = op[index]
     for k in range(out.size):
@@ -576,13 +583,14 @@ def _fast_read(s, index, ndim, zshape):
 def _ol_read(ta, index):
     ndim = ta.ndim
     zshape = (0,) * ndim
+    dt = ta.dtype
 
     def impl(ta, index):
-        ok, out = _fast_read(ta, index, ndim, zshape)
+        ok, out = _fast_read(ta, index, ndim, zshape, dt)
         if ok:
             return out
         flat, shape = E.read(ta, index, ndim)
-        return flat.reshape(to_fixed_tuple(shape, ndim))
+        return flat.view(dt).reshape(to_fixed_tuple(shape, ndim))
 
     return impl
 
@@ -626,6 +634,7 @@ def _class_attr(ta):
 def _ol_gather(ta, indices):
     ndim = ta.ndim
     ndim1 = ndim + 1
+    dt = ta.dtype
 
     def impl(ta, indices):
         idx = np.asarray(indices).astype(np.int64)
@@ -633,13 +642,13 @@ def _ol_gather(ta, indices):
             raise InvalidArgumentError(_G2.replace("{shape}", _shape_str(E.shape_array(idx.shape), idx.ndim)))
         attr, known = _class_attr(ta)
         flat, shape = E.gather(ta, idx.ravel(), attr, known, ndim)
-        return flat.reshape(to_fixed_tuple(shape, ndim1))
+        return flat.view(dt).reshape(to_fixed_tuple(shape, ndim1))
 
     return impl
 
 
 @register_jitable
-def _fast_stack(s, ndim, zshape1):
+def _fast_stack(s, ndim, zshape1, dt):
     """Stack a dense array whose elements all hold data of one shape in place; ``(False, empty)`` otherwise.
 
     Then none of TF's checks can fail and the element shape does not change
@@ -650,7 +659,7 @@ def _fast_stack(s, ndim, zshape1):
     n = h[SIZE]
     stp, nst = _buf(s, "state")
     if h[CLOSED] or n == 0 or n > nst or h[LAYOUT] != _DENSE:
-        return False, np.empty(zshape1, s.data.dtype)
+        return False, np.empty(zshape1, dt)
     ip, _ = _buf(s, "shape_id")
     op, _ = _buf(s, "offsets")
     itp, _ = _buf(s, "items")
@@ -674,13 +683,14 @@ def _fast_stack(s, ndim, zshape1):
                 ok = False
                 break
     if not ok:
-        return False, np.empty(zshape1, s.data.dtype)
+        return False, np.empty(zshape1, dt)
     shp = tuple_setitem(zshape1, 0, n)
     for k in range(ndim):
         shp = tuple_setitem(shp, k + 1, sp[a + k])
-    out = np.empty(shp, s.data.dtype)
+    out = np.empty(shp, dt)
     fp = _ptr(out)
-    dp, _ = _buf(s, "data")
+    bp, _ = _buf(s, "data")
+    dp = _cast(bp, out)
     for k in range(n * w):
         fp[k] = dp[k]
     if h[CAR]:
@@ -697,16 +707,17 @@ def _ol_stack(ta):
     ndim = ta.ndim
     ndim1 = ndim + 1
     zshape1 = (0,) * ndim1
+    dt = ta.dtype
 
     def impl(ta):
-        ok, out = _fast_stack(ta, ndim, zshape1)
+        ok, out = _fast_stack(ta, ndim, zshape1, dt)
         if ok:
             return out
         if ta.hdr[CLOSED]:
             raise InvalidArgumentError(_T1.replace("{name}", ta.name))
         attr, known = _class_attr(ta)
         flat, shape = E.gather(ta, np.arange(ta.hdr[SIZE]), attr, known, ndim)
-        return flat.reshape(to_fixed_tuple(shape, ndim1))
+        return flat.view(dt).reshape(to_fixed_tuple(shape, ndim1))
 
     return impl
 
@@ -718,14 +729,14 @@ def _class_scatter(ta, idx, v, numeric):
     _class_check(ta, row)
     if idx.ndim != 1:
         raise InvalidArgumentError(_G2.replace("{shape}", _shape_str(E.shape_array(idx.shape), idx.ndim)))
-    E.scatter(ta, idx.ravel(), np.ascontiguousarray(v).reshape(-1), v.shape[0], row, numeric)
+    E.scatter(ta, idx.ravel(), np.ascontiguousarray(v).reshape(-1).view(np.uint8), v.shape[0], row, numeric)
     _class_merge(ta, row)
     return ta
 
 
 @overload_method(TensorArrayType, "scatter")
 def _ol_scatter(ta, indices, value):
-    dtype = ta.field_dict["data"].dtype
+    dtype = ta.dtype
     numeric = 1 if dtype != types.boolean else 0
     vdim = value.ndim if isinstance(value, types.Array) else 0
 
@@ -739,7 +750,7 @@ def _ol_scatter(ta, indices, value):
 
 @overload_method(TensorArrayType, "unstack")
 def _ol_unstack(ta, value):
-    dtype = ta.field_dict["data"].dtype
+    dtype = ta.dtype
     numeric = 1 if dtype != types.boolean else 0
     vdim = value.ndim if isinstance(value, types.Array) else 0
 
@@ -755,6 +766,7 @@ def _ol_unstack(ta, value):
 @overload_method(TensorArrayType, "concat")
 def _ol_concat(ta):
     ndim = ta.ndim
+    dt = ta.dtype
 
     def impl(ta):
         h = ta.hdr
@@ -762,14 +774,14 @@ def _ol_concat(ta):
         known = h[CLASS_KNOWN] != 0 and ta.ces.size > 0
         attr = ta.ces[1:] if known else ta.ces[:0]
         flat, shape, _ = E.concat(ta, attr, known, ndim)
-        return flat.reshape(to_fixed_tuple(shape, ndim))
+        return flat.view(dt).reshape(to_fixed_tuple(shape, ndim))
 
     return impl
 
 
 @overload_method(TensorArrayType, "split")
 def _ol_split(ta, value, lengths):
-    dtype = ta.field_dict["data"].dtype
+    dtype = ta.dtype
     numeric = 1 if dtype != types.boolean else 0
     vdim = value.ndim if isinstance(value, types.Array) else 0
 
@@ -796,7 +808,7 @@ def _ol_split(ta, value, lengths):
             raise InvalidArgumentError(
                 _P4.replace("{total}", str(total)).replace("{shape}", _shape_str(E.shape_array(v.shape), vdim))
             )
-        E.split(ta, np.ascontiguousarray(v).reshape(-1), flat_lens, E.shape_array(v.shape), numeric, "")
+        E.split(ta, np.ascontiguousarray(v).reshape(-1).view(np.uint8), flat_lens, E.shape_array(v.shape), numeric, "")
         if same:
             _class_merge(ta, shape)
         return ta
@@ -896,7 +908,7 @@ def new_array(dtype, size, dynamic_size, clear_after_read, tensor_array_name, ha
     else:
         raise TypingError(f"TensorArray in compiled code: size must be an int, not {size}")
     ta_type = array_type(np_dtype, ndim)
-    scalar = np_dtype.type
+    itemsize, code = np_dtype.itemsize, E.dtype_code(np_dtype)
 
     def impl(dtype, size=None, dynamic_size=None, clear_after_read=None, tensor_array_name=None, handle=None,
              flow=None, infer_shape=True, element_shape=None, colocate_with_first_write_call=True,
@@ -924,7 +936,7 @@ def new_array(dtype, size, dynamic_size, clear_after_read, tensor_array_name, ha
         with objmode(uname="unicode_type"):
             uname = _registry.new_name(base)
         s = structref.new(ta_type)
-        s.data = np.empty(0, scalar)
+        s.data = np.empty(0, np.uint8)
         s.state = np.zeros(n, np.uint8)
         s.shape_id = np.zeros(n, np.int32)
         s.offsets = np.zeros(n, np.int64)
@@ -940,6 +952,8 @@ def new_array(dtype, size, dynamic_size, clear_after_read, tensor_array_name, ha
         h[FASTSID] = -1
         h[ES_KNOWN] = 1
         h[MARKED] = -1
+        h[ITEMSIZE] = itemsize
+        h[E.DTYPE] = code
         s.hdr = h
         s.dims = np.zeros(0, np.int64)
         s.starts = np.zeros(1, np.int64)

@@ -26,7 +26,7 @@ from numba_ta.errors import OpError
 # --------------------------------------------------------------------------- the engine, called as compiled code does
 @numba.njit
 def e_write(s, i, v, numeric):
-    E.write(s, i, np.ascontiguousarray(v).reshape(-1), E.shape_array(v.shape), numeric)
+    E.write(s, i, np.ascontiguousarray(v).reshape(-1).view(np.uint8), E.shape_array(v.shape), numeric)
 
 
 @numba.njit
@@ -46,28 +46,27 @@ def e_concat(s, attr, known):
 
 @numba.njit
 def e_scatter(s, idx, v, numeric):
-    E.scatter(s, idx, np.ascontiguousarray(v).reshape(-1), v.shape[0], E.shape_array(v.shape[1:]), numeric)
+    flat = np.ascontiguousarray(v).reshape(-1).view(np.uint8)
+    E.scatter(s, idx, flat, v.shape[0], E.shape_array(v.shape[1:]), numeric)
 
 
 @numba.njit
 def e_split(s, v, lengths, numeric):
-    E.split(s, np.ascontiguousarray(v).reshape(-1), lengths, E.shape_array(v.shape), numeric, "")
+    E.split(s, np.ascontiguousarray(v).reshape(-1).view(np.uint8), lengths, E.shape_array(v.shape), numeric, "")
 
 
 def new_engine(name, dtype, size, es, dyn, car, ident, grad):
     """A fresh engine state with the flags of ``Storage(name, dtype, size, es, dyn, car, ident, grad)``."""
-    h = np.zeros(E.NHDR, np.int64)
+    h = E.header(dtype)
     h[E.SIZE] = h[E.CAP] = size
     h[E.LAYOUT] = E._NONE
     h[E.DYN], h[E.CAR], h[E.IDENT], h[E.ISGRAD] = dyn, car, ident, grad
     h[E.FASTSID] = -1
     h[E.ES_KNOWN] = es is not None
     h[E.MARKED] = -1
-    h[E.HALF] = np.dtype(dtype) == np.float16
-    dtype = np.uint16 if h[E.HALF] else dtype  # float16 is held as its bits
     es_arr = np.array([-1 if d is None else d for d in es or ()], dtype=np.int64)
     return E.new_state(
-        np.empty(0, dtype), np.zeros(size, np.uint8), np.zeros(size, np.int32), np.zeros(size, np.int64), h,
+        np.empty(0, np.uint8), np.zeros(size, np.uint8), np.zeros(size, np.int32), np.zeros(size, np.int64), h,
         np.zeros(0, np.int64), np.zeros(1, np.int64), np.zeros(0, np.int64), es_arr, np.zeros(0, np.int64), name,
     )  # fmt: skip
 
@@ -109,7 +108,7 @@ def engine_state(s):
         sid = int(s.shape_id[i])
         return tuple(int(d) for d in dims[starts[sid] : starts[sid + 1]])
 
-    data = s.data.view(np.float16) if h[E.HALF] else s.data  # float16 is held as its bits
+    data = s.data.view(E.DTYPES[h[E.DTYPE]])  # the items' bytes
     es = tuple(None if d < 0 else int(d) for d in s.es) if h[E.ES_KNOWN] else None
     return n, _elements(n, s.state, shape_of, s.offsets, data), es, bool(h[E.DISALLOWED]), int(h[E.MARKED])
 
@@ -200,12 +199,14 @@ def on_storage(st, kind, args):
     return lambda: st.split(args[0], args[1], lambda dt: None)
 
 
-def on_engine(s, kind, args, numeric, half):
+def on_engine(s, kind, args, numeric, dtype):
+    """The op ``kind`` on the engine state ``s`` (of ``dtype``): values go in and come out as their bytes."""
+
     def shaped(res):
         flat, shape = res[0], res[1]
-        return (flat.view(np.float16) if half else flat).reshape(tuple(int(d) for d in shape))
+        return flat.view(dtype).reshape(tuple(int(d) for d in shape))
 
-    if half:  # float16 values go in as their bits
+    if np.dtype(dtype) == np.float16:  # Numba has no float16: its values go in as their bits
         args = tuple(a.view(np.uint16) if isinstance(a, np.ndarray) and a.dtype == np.float16 else a for a in args)
 
     def attr_of(a):
@@ -252,7 +253,7 @@ def test_engine_matches_storage(config, seed):
     for step in range(60):
         kind, args = random_op(rng, dtype, size)
         expected = run(on_storage(st, kind, args))
-        got = run(on_engine(s, kind, args, numeric, np.dtype(dtype) == np.float16))
+        got = run(on_engine(s, kind, args, numeric, dtype))
         assert same_result(expected, got), (step, kind, args, expected, got)
         assert same_state(storage_state(st), engine_state(s)), (step, kind, args)
 
@@ -290,7 +291,7 @@ def test_mixed_ranks_and_the_rank_check():
         read_rank1(s, 1)
     assert same_state(before, engine_state(s))
     flat, shape = read_rank1(s, 0)
-    assert list(shape) == [2] and flat.tolist() == [1.0, 1.0]
+    assert list(shape) == [2] and flat.view(np.float32).tolist() == [1.0, 1.0]
 
 
 @pytest.mark.parametrize(
@@ -371,7 +372,7 @@ def test_gradient_arrays_and_close_match_storage(seed, prepend):
     for _ in range(6):
         kind, args = random_op(rng, np.float64, 4)
         if kind in ("write", "scatter", "split"):
-            assert same_result(run(on_storage(st, kind, args)), run(on_engine(s, kind, args, 1, False)))
+            assert same_result(run(on_storage(st, kind, args)), run(on_engine(s, kind, args, 1, np.float64)))
     gst = Storage("arr@g", np.float64, st.size, None, False, True, False, True)
     gst.copy_shapes_from(st, prepend)
     g = new_engine("arr@g", np.float64, st.size, None, False, True, False, True)
@@ -383,7 +384,7 @@ def test_gradient_arrays_and_close_match_storage(seed, prepend):
             i = int(rng.integers(st.size))
             if st.state[i] & 1:
                 args = (i, rng.standard_normal(st.shapes[st.shape_id[i]]))
-        expected, got = run(on_storage(gst, kind, args)), run(on_engine(g, kind, args, 1, False))
+        expected, got = run(on_storage(gst, kind, args)), run(on_engine(g, kind, args, 1, np.float64))
         assert same_result(expected, got), (step, kind, args, expected, got)
         assert same_state(storage_state(gst), engine_state(g)), (step, kind, args)
     gst.close()
@@ -423,5 +424,5 @@ def test_complex_gradient_sums_and_empty_gather_of_a_closed_array():
     e_close(s)
     attr = np.array([2], np.int64)
     expected = run(lambda: st.gather(np.zeros(0, np.int64), (2,)))
-    got = run(lambda: e_gather(s, np.zeros(0, np.int64), attr, True)[0].reshape(0, 2).view(np.float16))
+    got = run(lambda: e_gather(s, np.zeros(0, np.int64), attr, True)[0].view(np.float16).reshape(0, 2))
     assert expected[0] == "ok" and same_result(expected, got), (expected, got)
