@@ -55,7 +55,7 @@ import math
 
 import numpy as np
 from numba import njit, types
-from numba.core import config
+from numba.core import cgutils, config
 from numba.core.extending import intrinsic, overload, register_jitable
 from numba.experimental import structref
 
@@ -211,6 +211,27 @@ def _ptr(typingctx, a):
 
 
 @intrinsic
+def _move(typingctx, dst, d0, src, s0, n):
+    """Copy the bytes ``src[s0 : s0 + n]`` to ``dst[d0 : d0 + n]`` (uint8 arrays; one ``memmove``, no bounds check).
+
+    Numba compiles a slice assignment of bytes to a byte loop; the engine moves
+    its elements with this instead (the callers check the bounds).
+    """
+    sig = types.void(dst, d0, src, s0, n)
+
+    def codegen(context, builder, sig, args):
+        da = context.make_array(sig.args[0])(context, builder, value=args[0])
+        sa = context.make_array(sig.args[2])(context, builder, value=args[2])
+        off = [context.cast(builder, args[k], sig.args[k], types.intp) for k in (1, 3, 4)]
+        dp = builder.gep(da.data, [off[0]])
+        sp = builder.gep(sa.data, [off[1]])
+        cgutils.raw_memmove(builder, dp, sp, off[2], 1)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
 def _cast(typingctx, p, like):
     """Return the byte pointer ``p`` as a pointer to items of the array ``like``'s dtype (same address)."""
     sig = types.CPointer(like.dtype)(p, like)
@@ -245,6 +266,9 @@ if getattr(config, "DISABLE_JIT", False):  # the engine runs as Python: a plain 
 
     def _cast(p, like):  # type: ignore[misc]  # noqa: F811
         return p.view(like.dtype)
+
+    def _move(dst, d0, src, s0, n):  # type: ignore[misc]  # noqa: F811
+        dst[d0 : d0 + n] = src[s0 : s0 + n]
 
 else:
 
@@ -605,7 +629,7 @@ def _grow_data(s, items, keep):
         return
     isz = s.hdr[ITEMSIZE]
     data = _new_items(s, items, False, _one(items))
-    data[: keep * isz] = s.data[: keep * isz]
+    _move(data, 0, s.data, 0, keep * isz)
     s.data = data
     s.hdr[GEN] += 1
 
@@ -804,7 +828,7 @@ def write(s, index, flat, shape, numeric):
     o = 0
     if items:
         o = _alloc1(s, index, items, index + 1, 1, items)
-        s.data[o * isz : o * isz + flat.size] = flat
+        _move(s.data, o * isz, flat, 0, flat.size)
     s.offsets[index] = o
     s.shape_id[index] = sid
     s.state[index] = _W | _D
@@ -856,7 +880,8 @@ def read(s, index, want):
     if bits & _D and items:
         isz = h[ITEMSIZE]
         o = s.offsets[index] * isz
-        out = s.data[o : o + items * isz].copy()
+        out = np.empty(items * isz, np.uint8)
+        _move(out, 0, s.data, o, items * isz)
     else:
         out = _new_items(s, items, True, shape)
     s.state[index] = (bits | _R | _C) & _ND if h[CAR] else bits | _R
@@ -973,7 +998,7 @@ def _read_many(s, idx, sids, items, zsid, es, out, width):
         if o < 0:
             out[b * isz : (b + w) * isz] = 0
         elif w > 16:
-            out[b * isz : (b + w) * isz] = s.data[o * isz : (o + w) * isz]
+            _move(out, b * isz, s.data, o * isz, w * isz)
         else:  # short rows: an item loop through borrowed pointers beats a slice copy
             _copy_items(fp, b, dp, o, w, isz)
         b += w
@@ -1175,7 +1200,7 @@ def _store_many(s, idx, flat, sizes, sids, add, fresh):
                 _add(s.data[d0 : d0 + z * isz], flat[fo : fo + z * isz], code)
             else:
                 d0 = offs[k] * isz
-                s.data[d0 : d0 + z * isz] = flat[fo : fo + z * isz]
+                _move(s.data, d0, flat, fo, z * isz)
                 s.offsets[i] = offs[k]
         else:
             s.offsets[i] = 0

@@ -46,6 +46,7 @@ from numba.core.errors import TypingError
 from numba.core.extending import (
     NativeValue,
     box,
+    intrinsic,
     overload,
     overload_attribute,
     overload_method,
@@ -417,6 +418,27 @@ def _box_ta(typ, val, c):
 
 
 # --------------------------------------------------------------------------- compiled helpers
+@intrinsic
+def _state(typingctx, ta):
+    """Return the struct of ``ta`` typed as the engine's state (the same struct: its fields are the engine's).
+
+    The engine's ops are then compiled once per process for every dtype and rank,
+    instead of once per ``TensorArrayType``.
+    """
+    if not isinstance(ta, TensorArrayType):
+        return None
+    sig = E.state_type()(ta)
+
+    def codegen(context, builder, sig, args):
+        src = cgutils.create_struct_proxy(sig.args[0])(context, builder, value=args[0])
+        dst = cgutils.create_struct_proxy(sig.return_type)(context, builder)
+        dst.meminfo = builder.bitcast(src.meminfo, dst.meminfo.type)
+        context.nrt.incref(builder, sig.args[0], args[0])  # the new reference the result holds
+        return dst._getvalue()
+
+    return sig, codegen
+
+
 @register_jitable
 def _py_str(a, n):
     """Python's ``str(tf.TensorShape)`` (-1 is None): ``(2,)``, ``(None, 3)``, ``()``."""
@@ -536,7 +558,7 @@ def _ol_write(ta, index, value):
             return ta
         shape = E.shape_array(v.shape)
         _class_check(ta, shape)
-        E.write(ta, index, np.ascontiguousarray(v).reshape(-1).view(np.uint8), shape, numeric)
+        E.write(_state(ta), index, np.ascontiguousarray(v).reshape(-1).view(np.uint8), shape, numeric)
         _class_merge(ta, shape)
         return ta
 
@@ -589,7 +611,7 @@ def _ol_read(ta, index):
         ok, out = _fast_read(ta, index, ndim, zshape, dt)
         if ok:
             return out
-        flat, shape = E.read(ta, index, ndim)
+        flat, shape = E.read(_state(ta), index, ndim)
         return flat.view(dt).reshape(to_fixed_tuple(shape, ndim))
 
     return impl
@@ -641,7 +663,7 @@ def _ol_gather(ta, indices):
         if idx.ndim != 1:
             raise InvalidArgumentError(_G2.replace("{shape}", _shape_str(E.shape_array(idx.shape), idx.ndim)))
         attr, known = _class_attr(ta)
-        flat, shape = E.gather(ta, idx.ravel(), attr, known, ndim)
+        flat, shape = E.gather(_state(ta), idx.ravel(), attr, known, ndim)
         return flat.view(dt).reshape(to_fixed_tuple(shape, ndim1))
 
     return impl
@@ -716,7 +738,7 @@ def _ol_stack(ta):
         if ta.hdr[CLOSED]:
             raise InvalidArgumentError(_T1.replace("{name}", ta.name))
         attr, known = _class_attr(ta)
-        flat, shape = E.gather(ta, np.arange(ta.hdr[SIZE]), attr, known, ndim)
+        flat, shape = E.gather(_state(ta), np.arange(ta.hdr[SIZE]), attr, known, ndim)
         return flat.view(dt).reshape(to_fixed_tuple(shape, ndim1))
 
     return impl
@@ -729,7 +751,7 @@ def _class_scatter(ta, idx, v, numeric):
     _class_check(ta, row)
     if idx.ndim != 1:
         raise InvalidArgumentError(_G2.replace("{shape}", _shape_str(E.shape_array(idx.shape), idx.ndim)))
-    E.scatter(ta, idx.ravel(), np.ascontiguousarray(v).reshape(-1).view(np.uint8), v.shape[0], row, numeric)
+    E.scatter(_state(ta), idx.ravel(), np.ascontiguousarray(v).reshape(-1).view(np.uint8), v.shape[0], row, numeric)
     _class_merge(ta, row)
     return ta
 
@@ -773,7 +795,7 @@ def _ol_concat(ta):
         # the class passes element_shape[1:] as the op's element_shape_except0 (known when the rank is >= 1)
         known = h[CLASS_KNOWN] != 0 and ta.ces.size > 0
         attr = ta.ces[1:] if known else ta.ces[:0]
-        flat, shape, _ = E.concat(ta, attr, known, ndim)
+        flat, shape, _ = E.concat(_state(ta), attr, known, ndim)
         return flat.view(dt).reshape(to_fixed_tuple(shape, ndim))
 
     return impl
@@ -808,7 +830,8 @@ def _ol_split(ta, value, lengths):
             raise InvalidArgumentError(
                 _P4.replace("{total}", str(total)).replace("{shape}", _shape_str(E.shape_array(v.shape), vdim))
             )
-        E.split(ta, np.ascontiguousarray(v).reshape(-1).view(np.uint8), flat_lens, E.shape_array(v.shape), numeric, "")
+        flat = np.ascontiguousarray(v).reshape(-1).view(np.uint8)
+        E.split(_state(ta), flat, flat_lens, E.shape_array(v.shape), numeric, "")
         if same:
             _class_merge(ta, shape)
         return ta
