@@ -73,10 +73,9 @@ FASTSID = 15  # the write fast path: shape id of the last dense write (-1: none 
 ES_KNOWN, ES_CHANGED = 16, 17  # the array's element shape has a known rank; an op changed it
 MARKED = 18  # the marked size (a split's element count; a gradient array's concat uses its forward's)
 CES_CHANGED = 19  # an op changed the class's element shape
-HALF = 20  # float16 elements (held as their uint16 bits: Numba has no float16; sums convert)
-ITEMSIZE = 21  # bytes per item of the array's dtype (data holds the items' bytes)
-DTYPE = 22  # the array's dtype, as its position in DTYPES
-NHDR = 23
+ITEMSIZE = 20  # bytes per item of the array's dtype (data holds the items' bytes)
+DTYPE = 21  # the array's dtype, as its position in DTYPES (float16 sums convert: Numba has no float16)
+NHDR = 22
 
 # The dtypes an array can have; ``hdr[DTYPE]`` is a position in this tuple.  ``data`` holds the
 # elements' bytes whatever the dtype, so the struct has one Numba type and the state machine
@@ -133,11 +132,8 @@ FIELDS = ("data", "state", "shape_id", "offsets", "hdr", "dims", "starts", "item
 structref.define_proxy(StateProxy, StateType, list(FIELDS))
 
 
-def fields(dtype=None):
-    """Return the struct's fields (the same for every dtype: ``data`` holds the items' bytes).
-
-    ``dtype`` is accepted for the callers that name one; it changes nothing.
-    """
+def fields():
+    """Return the struct's fields (the same for every dtype: ``data`` holds the items' bytes)."""
     return [
         ("data", types.uint8[::1]),
         ("state", types.uint8[::1]),
@@ -156,7 +152,7 @@ def fields(dtype=None):
 _STATE_TYPE = StateType(fields())
 
 
-def state_type(dtype=None):
+def state_type():
     """Return the struct type (one for arrays of every dtype)."""
     return _STATE_TYPE
 
@@ -167,12 +163,11 @@ def dtype_code(dtype):
 
 
 def header(dtype):
-    """Return a new ``hdr`` for an array of ``dtype``: zeros, with its dtype, item size and float16 flag set."""
+    """Return a new ``hdr`` for an array of ``dtype``: zeros, with its dtype and item size set."""
     dt = np.dtype(dtype)
     h = np.zeros(NHDR, np.int64)
     h[ITEMSIZE] = dt.itemsize
     h[DTYPE] = dtype_code(dt)
-    h[HALF] = dt == np.float16
     return h
 
 
@@ -433,7 +428,7 @@ def _new_items(s, n, zeros, shape):
     ``n`` < 0 means more than 2**63 - 1 items.
     """
     isz = s.hdr[ITEMSIZE]
-    return _new(n if n <= _INT64_MAX // isz else -1, s.data, zeros, shape, _data_name(s), isz)
+    return _new(n * isz if 0 <= n <= _INT64_MAX // isz else -1, s.data, zeros, shape, _data_name(s))
 
 
 @register_jitable
@@ -443,15 +438,14 @@ def _oom(shape, name):
 
 
 @register_jitable
-def _new(n, like, zeros, shape, name, per):
-    """Return ``n * per`` items of ``like``'s dtype (zeroed with ``zeros``); TF's OOM error for ``shape`` if too many.
+def _new(n, like, zeros, shape, name):
+    """Return ``n`` items of ``like``'s dtype (zeroed with ``zeros``); TF's OOM error for ``shape`` if they don't fit.
 
     ``n`` < 0 means more than 2**63 - 1 items.  A request of more bytes than an
     int64 holds fails before any allocation.
     """
-    if n < 0 or n > _INT64_MAX // (like.itemsize * per):
+    if n < 0 or n > _INT64_MAX // like.itemsize:
         raise ResourceExhaustedError(_oom(shape, name))
-    n *= per
     a = like[:0].copy()
     ok = True
     try:
@@ -584,9 +578,9 @@ def _reserve(s, n):
     newcap = max(n, 2 * cap, 8)
     m = min(cap, s.state.size)
     shape = _one(newcap)
-    state = _new(newcap, s.state, True, shape, "uint8", 1)
-    shape_id = _new(newcap, s.shape_id, True, shape, "int32", 1)
-    offsets = _new(newcap, s.offsets, True, shape, "int64", 1)
+    state = _new(newcap, s.state, True, shape, "uint8")
+    shape_id = _new(newcap, s.shape_id, True, shape, "int32")
+    offsets = _new(newcap, s.offsets, True, shape, "int64")
     state[:m] = s.state[:m]
     shape_id[:m] = s.shape_id[:m]
     offsets[:m] = s.offsets[:m]

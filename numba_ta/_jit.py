@@ -78,7 +78,6 @@ from ._engine import (
     ES_KNOWN,
     FASTSID,
     GEN,
-    HALF,
     IDENT,
     INFER,
     ITEMSIZE,
@@ -98,7 +97,7 @@ from ._messages import MESSAGES
 from ._shapes import TensorShape
 from .errors import InvalidArgumentError
 
-_HDR = struct.Struct(f"={HALF}q")  # hdr's scalars before HALF, to fill them from Python in one call (in order)
+_HDR = struct.Struct(f"={ITEMSIZE}q")  # hdr's scalars before ITEMSIZE, to fill them from Python in one call (in order)
 _NONE = _storage._NONE
 
 # message templates (str.format fields filled in with str.replace in compiled code)
