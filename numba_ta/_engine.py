@@ -59,7 +59,7 @@ from numba.core import cgutils, config
 from numba.core.extending import intrinsic, overload, register_jitable
 from numba.experimental import structref
 
-from . import _kernels, _storage
+from . import _kernels
 from ._dtypes import tf_name
 from ._messages import MESSAGES
 from .errors import InternalError, InvalidArgumentError, ResourceExhaustedError, UnimplementedError
@@ -75,7 +75,8 @@ MARKED = 18  # the marked size (a split's element count; a gradient array's conc
 CES_CHANGED = 19  # an op changed the class's element shape
 ITEMSIZE = 20  # bytes per item of the array's dtype (data holds the items' bytes)
 DTYPE = 21  # the array's dtype, as its position in DTYPES (float16 sums convert: Numba has no float16)
-NHDR = 22
+SLACK, FACTOR = 22, 23  # the memory policy (see _dense_rows), set when the array is made
+NHDR = 24
 
 # The dtypes an array can have; ``hdr[DTYPE]`` is a position in this tuple.  ``data`` holds the
 # elements' bytes whatever the dtype, so the struct has one Numba type and the state machine
@@ -91,7 +92,7 @@ _DTYPE_NAMES = tuple(tf_name(t) for t in DTYPES)
 
 _W, _R, _C, _D = 1, 2, 4, 8
 _ND = 0xFF ^ _D  # clears the data bit of a uint8 state (~_D is negative: numpy refuses it for uint8)
-_NONE, _DENSE, _RAGGED = _storage._NONE, _storage._DENSE, _storage._RAGGED
+_NONE, _DENSE, _RAGGED = 0, 1, 2  # hdr[LAYOUT]: no buffer yet, dense rows, ragged runs
 
 # message templates (str.format fields filled in with str.replace in compiled code)
 _T1, _T2, _T4, _T5, _T6, _T7, _T9, _T10, _T11 = (
@@ -162,12 +163,14 @@ def dtype_code(dtype):
     return DTYPES.index(np.dtype(dtype))
 
 
-def header(dtype):
-    """Return a new ``hdr`` for an array of ``dtype``: zeros, with its dtype and item size set."""
+def header(dtype, slack=64 << 20, factor=2):
+    """Return a new ``hdr`` for an array of ``dtype``: zeros, with its dtype, item size and memory policy set."""
     dt = np.dtype(dtype)
     h = np.zeros(NHDR, np.int64)
     h[ITEMSIZE] = dt.itemsize
     h[DTYPE] = dtype_code(dt)
+    h[SLACK] = slack
+    h[FACTOR] = factor
     return h
 
 
@@ -273,7 +276,7 @@ else:
         return StateProxy(data, state, shape_id, offsets, hdr, dims, starts, items, es, ces, name)
 
 
-@njit  # not cached: a read-only install has nowhere to cache it (compiled once per dtype)
+@njit(cache=True)
 def fields_of(s):
     """Return the struct's fields, in :data:`FIELDS` order (its buffers are shared, not copied)."""
     return s.data, s.state, s.shape_id, s.offsets, s.hdr, s.dims, s.starts, s.items, s.es, s.ces, s.name
@@ -591,13 +594,16 @@ def _reserve(s, n):
     h[GEN] += 1
 
 
-_SLACK = _storage.DENSE_SLACK_BYTES
-_FACTOR = _storage.DENSE_FACTOR
-
-
 @register_jitable
 def _dense_rows(s, w, top, n_new):
-    """:meth:`numba_ta._storage.Storage._dense_rows` (the memory policy), in compiled code."""
+    """Return the rows of ``w`` items the dense buffer should cover so that slots below ``top`` have rows.
+
+    The memory policy.  0 means: do not lay these out dense (the array turns, or starts,
+    ragged).  ``n_new`` elements are about to get rows.  The buffer may cover all ``CAP``
+    rows, or double, or cover ``top`` rows, whichever is first within the budget: the larger
+    of ``hdr[SLACK]`` bytes and ``hdr[FACTOR]`` times the bytes of the elements stored once
+    they are written.  The rule is monotone in ``top``.  Changes nothing.
+    """
     if w == 0:
         return top
     h = s.hdr
@@ -610,7 +616,7 @@ def _dense_rows(s, w, top, n_new):
             if s.state[i] & _D:
                 stored += 1
     row_bytes = w * h[ITEMSIZE]
-    budget = max(_SLACK, _FACTOR * stored * row_bytes)
+    budget = max(h[SLACK], h[FACTOR] * stored * row_bytes)
     for rows in (max(h[CAP], top), max(top, 2 * have), top):
         if rows * row_bytes <= budget:
             return rows
@@ -661,6 +667,7 @@ def _alloc1(s, index, items, top, n_new, total):
                 return index * w
         h[LAYOUT] = _RAGGED
         h[USED] = _nitems(s)
+        h[GEN] += 1  # the Python layer's fast paths rely on the dense layout
     need = h[USED] + items
     if need > _nitems(s):
         _grow_data(s, max(need, 2 * _nitems(s)), h[USED])
@@ -971,8 +978,12 @@ def _copy_items(fp, b, dp, o, w, isz):
 
 
 @register_jitable
-def _read_many(s, idx, sids, items, zsid, es, out, width):
-    """Plan, copy (``width`` items per element into ``out``; -1: each element's own size) and commit."""
+def _read_many(s, idx, sids, items, zsid, es, out, width, inplace=False):
+    """Plan, copy (``width`` items per element into ``out``; -1: each element's own size) and commit.
+
+    ``inplace``: ``out`` is the data buffer itself, and each element is already where it is
+    read to (a stack view): only soft zeros are written, into their own rows.
+    """
     h = s.hdr
     m = idx.size
     top = idx.max() + 1
@@ -991,6 +1002,8 @@ def _read_many(s, idx, sids, items, zsid, es, out, width):
         o = src[k]
         if o < 0:
             out[b * isz : (b + w) * isz] = 0
+        elif inplace:
+            pass
         elif w > 16:
             _move(out, b * isz, s.data, o * isz, w * isz)
         else:  # short rows: an item loop through borrowed pointers beats a slice copy
@@ -1035,10 +1048,23 @@ def _result(s, idx, sids, zsid, es, n, shape):
 
 
 @register_jitable
-def gather(s, idx, attr, attr_known, want):
+def _is_range(idx):
+    """Return whether ``idx`` is ``0, 1, ..., idx.size - 1``."""
+    for k in range(idx.size):
+        if idx[k] != k:
+            return False
+    return True
+
+
+@register_jitable
+def gather(s, idx, attr, attr_known, want, view=False):
     """TF's ``TensorArrayGatherV3`` (merge, T1, G3, T9 to T11, G4, G5 in order); return ``(flat, shape)``.
 
     ``attr`` is the op's ``element_shape`` attribute (when ``attr_known``); ``idx`` an int64 vector.
+    With ``view``, ``flat`` is a view of the data buffer instead of a copy when ``idx`` is
+    ``0..m-1`` on the dense layout (soft zeros get their zeros in their own unused rows):
+    safe to hand out read-only, since TF's rules forbid any later write to a read element
+    (T5), dense elements never move, and growth or close replace the buffer.
     """
     h = s.hdr
     es, es_known = _merge(s, attr, attr_known)
@@ -1077,6 +1103,10 @@ def gather(s, idx, attr, attr_known, want):
     shape = np.empty(r + 1, np.int64)
     shape[0] = m
     shape[1:] = shape0
+    if view and h[LAYOUT] == _DENSE and w and w == h[WIDTH] and m * w <= _nitems(s) and _is_range(idx):
+        _read_many(s, idx, sids, items, zsid, es, s.data, w, True)
+        _commit_es(s, es, es_known)
+        return s.data[: m * w * h[ITEMSIZE]], shape
     out = _result(s, idx, sids, zsid, es, m * w if w <= _INT64_MAX // m else -1, shape)
     _read_many(s, idx, sids, items, zsid, es, out, w)
     _commit_es(s, es, es_known)
@@ -1445,3 +1475,67 @@ def copy_shapes(g, f, prepend):
         if f.state[i] & _W:
             g.state[i] = _W
             g.shape_id[i] = mapped[f.shape_id[i]]
+
+
+# --------------------------------------------------------------------------- entries for the Python layer
+# One compiled function per op, specialised only on the struct's type and the arguments' fixed
+# types (bytes, int64 arrays, ints, bools, str), so each compiles once for every dtype and rank.
+# Cached: a read-only install recompiles them in each process (about a minute in all).
+@njit(cache=True)
+def py_write(s, index, flat, shape, numeric):
+    """:func:`write` for the Python layer."""
+    write(s, index, flat, shape, numeric)
+
+
+@njit(cache=True)
+def py_read(s, index):
+    """:func:`read` for the Python layer: ``(flat, shape)``."""
+    return read(s, index, -1)
+
+
+@njit(cache=True)
+def py_gather(s, idx, attr, attr_known, view):
+    """:func:`gather` for the Python layer: ``(flat, shape)``."""
+    return gather(s, idx, attr, attr_known, -1, view)
+
+
+@njit(cache=True)
+def py_concat(s, attr, attr_known):
+    """:func:`concat` for the Python layer: ``(flat, shape, lengths)``."""
+    return concat(s, attr, attr_known, -1)
+
+
+@njit(cache=True)
+def py_scatter(s, idx, flat, rows, row, numeric):
+    """:func:`scatter` for the Python layer."""
+    scatter(s, idx, flat, rows, row, numeric)
+
+
+@njit(cache=True)
+def py_split(s, flat, lens, vshape, numeric, k7):
+    """:func:`split` for the Python layer."""
+    split(s, flat, lens, vshape, numeric, k7)
+
+
+@njit(cache=True)
+def py_close(s):
+    """:func:`close` for the Python layer."""
+    close(s)
+
+
+@njit(cache=True)
+def py_copy_shapes(g, f, prepend):
+    """:func:`copy_shapes` for the Python layer."""
+    copy_shapes(g, f, prepend)
+
+
+@njit(cache=True)
+def set_name(s, name):
+    """Rename the array (its messages name it)."""
+    s.name = name
+
+
+@njit(cache=True)
+def set_ces(s, ces):
+    """Replace the class's element shape array (another rank)."""
+    s.ces = ces

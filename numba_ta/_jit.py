@@ -35,7 +35,6 @@ an op returning an element of another rank than the type's raises
 
 from __future__ import annotations
 
-import struct
 import threading
 import weakref
 
@@ -97,8 +96,7 @@ from ._messages import MESSAGES
 from ._shapes import TensorShape
 from .errors import InvalidArgumentError
 
-_HDR = struct.Struct(f"={ITEMSIZE}q")  # hdr's scalars before ITEMSIZE, to fill them from Python in one call (in order)
-_NONE = _storage._NONE
+_NONE = E._NONE
 
 # message templates (str.format fields filled in with str.replace in compiled code)
 _T1, _G2, _S2, _P1, _P2, _P3, _P4 = (MESSAGES[c][1] for c in ("T1", "G2", "S2", "P1", "P2", "P3", "P4"))
@@ -143,33 +141,29 @@ def array_type(dtype, ndim):
 
 
 # --------------------------------------------------------------------------- entering and leaving (Python side)
-class _View:
-    """What an array keeps of its compiled view (``Storage._jit``): the struct and what it was built from."""
+class _Call:
+    """What an array keeps for compiled calls (``Storage._jit``): the running call and the class's shape."""
 
-    __slots__ = ("proxy", "hdr", "mem", "arrays", "tab", "es", "ces", "cell", "owner", "ta", "__weakref__")
+    __slots__ = ("owner", "ta", "cell", "__weakref__")
 
-    def __init__(self, proxy, hdr, arrays, tab, es, ces):
-        self.proxy, self.hdr, self.arrays, self.tab = proxy, hdr, arrays, tab
-        self.mem = memoryview(hdr).cast("B")  # written in one call by _enter (_HDR.pack_into)
-        self.es, self.ces = es, ces
-        self.cell = None  # the class's element shape last copied into ces
+    def __init__(self):
         self.owner = None  # the thread whose compiled call holds the array, else None
         self.ta = None  # a weak reference to the TensorArray object of the current call (for boxing)
-        _VIEWS[proxy._meminfo.data] = self
+        self.cell = None  # the class's element shape last copied into the struct's ces
 
 
-_EMPTY: dict = {}  # an empty data buffer per dtype, for arrays that have none yet
-_VIEWS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # struct address -> its _View
+_ARRAYS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # struct address -> its Storage
 
 
 def _rank(st, ta):
     """Return the element rank of ``st`` (its element shape's, the class's, or a written element's) or None."""
-    if st._es is not None:
-        return len(st._es)
+    es = st.element_shape
+    if es is not None:
+        return len(es)
     cell = ta._element_shape[0]._dims if ta is not None else None
     if cell is not None:
         return len(cell)
-    shapes = st._tab[0]
+    shapes = st.shapes
     if shapes:
         return len(shapes[0])
     return None
@@ -195,138 +189,76 @@ def numba_type(ta):
 
 
 def _enter(ta):
-    """Unboxing: lock the array and return its state struct, up to date (called from compiled code's wrapper)."""
+    """Unboxing: lock the array and return its state struct (called from compiled code's wrapper).
+
+    The struct is the array's one state; entering only copies the class's element
+    shape and flags into it.
+    """
     st = ta._handle._storage
     me = threading.get_ident()
-    view = getattr(st, "_jit", None)
-    if view is not None and view.owner == me:
+    call = st._jit
+    if call is None:
+        call = st._jit = _Call()
+        _ARRAYS[st._s._meminfo.data] = st
+    elif call.owner == me:
         raise RuntimeError(
             f"TensorArray {st.name} is already in use by a compiled call of this thread (passed twice, or "
             "passed again from inside a compiled function): pass it once"
         )
     st.lock.acquire()
     try:
-        if st.data is None:
-            data = _EMPTY.get(st.dtype)
-            if data is None:
-                data = _EMPTY[st.dtype] = np.empty(0, st.dtype)
-        else:
-            data = st.data
-        arrays = (data, st.state, st.shape_id, st.offsets)
+        h = st.hdr
         cell = ta._element_shape[0]._dims
-        es = st._es
-        tab = st._tab
-        if (
-            view is None
-            or view.tab is not tab
-            or view.es != es
-            or view.arrays[0] is not data
-            or view.arrays[1] is not arrays[1]
-            or view.arrays[2] is not arrays[2]
-            or view.arrays[3] is not arrays[3]
-            or (cell is not None and len(cell) != view.ces.size)
-        ):
-            view = _new_view(st, arrays, tab, es, 0 if cell is None else len(cell))
         if cell is None:
-            known = 0
+            h[CLASS_KNOWN] = 0
         else:
-            known = 1
-            if cell != view.cell:
-                view.ces[:] = [-1 if d is None else d for d in cell]
-                view.cell = cell
-        _HDR.pack_into(
-            view.mem, 0,
-            st.size, st.cap, st.used, st.width, st.layout, st.dynamic_size, st.clear_after_read, st.identical,
-            st.is_grad, st.closed, st.gradients_disallowed, len(tab[0]), 0, known, ta._infer_shape, -1,
-            es is not None, 0, st.marked_size, 0,
-        )  # fmt: skip
-        view.owner = me
-        ref = view.ta
+            if cell != call.cell:
+                E.set_ces(st._s, np.array([-1 if d is None else d for d in cell], dtype=np.int64))
+                call.cell = cell
+            h[CLASS_KNOWN] = 1
+        h[INFER], h[FASTSID], h[CES_CHANGED] = bool(ta._infer_shape), -1, 0
+        call.owner = me
+        ref = call.ta
         if ref is None or ref() is not ta:
-            view.ta = weakref.ref(ta)
-        st._jit = view
-        return view.proxy
+            call.ta = weakref.ref(ta)
+        return st._s
     except BaseException:
         st.lock.release()
         raise
 
 
-def _shape_table(shapes):
-    """``(dims, starts)``: the interned shapes ``shapes`` (a list of tuples) as the struct holds them."""
-    starts = np.zeros(len(shapes) + 1, np.int64)
-    if shapes:
-        np.cumsum([len(t) for t in shapes], out=starts[1:])
-    dims = np.array([d for t in shapes for d in t], dtype=np.int64)
-    return dims, starts
+def _sync(st, ta):
+    """Take over a change of the class's element shape made in compiled code (``hdr[CES_CHANGED]``).
 
-
-def _new_view(st, arrays, tab, es, nces):
-    """Build the state struct of ``st`` over its buffers ``arrays`` (a compiled constructor call)."""
-    hdr = E.header(st.dtype)
-    dims, starts = _shape_table(tab[0])
-    items = np.array(tab[2], dtype=np.int64)
-    es_arr = np.array([-1 if d is None else d for d in es] if es is not None else [], dtype=np.int64)
-    ces = np.full(nces, -1, np.int64)
-    proxy = E.new_state(arrays[0].view(np.uint8), *arrays[1:], hdr, dims, starts, items, es_arr, ces, st.name)
-    return _View(proxy, hdr, arrays, tab, es, ces)
-
-
-_arrays_of = E.fields_of  # the struct's fields, all of them (a module name: _sync looks it up here)
-
-
-def _sync(st, view, ta):
-    """Copy the compiled view's changes (buffers, shapes, scalars, the class's element shape) into the array.
-
-    The view's change flags are cleared in the same commit (the changes are taken over).
-
-    Everything is computed first and committed by one statement at the end, which no signal
-    can split: an exception (a ``KeyboardInterrupt``) before it leaves the array as it was,
-    and the sync can simply run again.
+    Computed first, committed by one statement, which no signal can split: an exception
+    before it leaves everything as it was, and the sync can simply run again.
     """
-    hdr = view.hdr
-    h = hdr.tolist()
-    data, state, shape_id, offsets, m0, m1, m2, tab, es = (st.data, st.state, st.shape_id, st.offsets, st._st, st._sidb, st._offb, st._tab, st._es)  # noqa: E501  # fmt: skip
-    arrays, vtab, ves, ces = view.arrays, view.tab, view.es, view.ces
-    if h[GEN]:  # buffers replaced, shapes interned or the element shape changed in compiled code
-        raw, state, shape_id, offsets, _, dims, starts, _, es_arr, ces, _ = _arrays_of(view.proxy)
-        n = h[NSHAPES]
-        if n != len(tab[0]):
-            b = starts[: n + 1].tolist()
-            flat = dims.tolist()
-            tab = _storage._new_table(tab[0] + [tuple(flat[b[k] : b[k + 1]]) for k in range(len(tab[0]), n)])
-        if h[ES_CHANGED]:
-            es = tuple(None if d < 0 else d for d in es_arr.tolist()) if h[ES_KNOWN] else None
-        typed = raw.view(st.dtype)  # the struct holds the items' bytes
-        data = typed if raw.size or data is not None else None
-        m0, m1, m2 = memoryview(state), memoryview(shape_id), memoryview(offsets)
-        arrays, vtab, ves = (typed, state, shape_id, offsets), tab, es
+    h = st.hdr
+    if not h[CES_CHANGED]:
+        return
+    ces = E.fields_of(st._s)[9]
+    cell = tuple(None if d < 0 else d for d in ces.tolist()) if h[CLASS_KNOWN] else None
     cells = ta._element_shape
-    shape, cell = cells[0], view.cell
-    if h[CES_CHANGED]:
-        cell = tuple(None if d < 0 else d for d in ces.tolist()) if h[CLASS_KNOWN] else None
-        if shape._dims != cell:
-            shape = TensorShape(cell)
-    s = st
-    s.data, s.state, s.shape_id, s.offsets, s._st, s._sidb, s._offb, s._tab, s._es, s.size, s.cap, s.used, s.width, s.layout, s.closed, s.gradients_disallowed, s.marked_size, s._fast_shape, s._fast_rows, view.arrays, view.tab, view.es, view.ces, view.cell, cells[0], hdr[GEN], hdr[ES_CHANGED], hdr[CES_CHANGED] = (data, state, shape_id, offsets, m0, m1, m2, tab, es, h[SIZE], h[CAP], h[USED], h[WIDTH], h[LAYOUT], bool(h[CLOSED]), bool(h[DISALLOWED]), h[MARKED], None, None, arrays, vtab, ves, ces, cell, shape, 0, 0, 0)  # noqa: E501  # fmt: skip
+    shape = cells[0] if cells[0]._dims == cell else TensorShape(cell)
+    cells[0], st._jit.cell, h[CES_CHANGED] = shape, cell, 0
 
 
 def _leave(ta):
-    """Argument cleanup: copy the compiled view's changes back into the array and unlock it.
+    """Argument cleanup: take over the class's element shape from the struct and unlock the array.
 
-    An exception during the copy (a ``KeyboardInterrupt`` arriving there) does not leave the
-    array half updated: the copy runs again, then the exception goes on (Numba reports an
+    An exception during the sync (a ``KeyboardInterrupt`` arriving there) does not leave
+    it half done: the sync runs again, then the exception goes on (Numba reports an
     exception raised in an argument's cleanup as a ``SystemError`` whose cause it is).
     """
     st = ta._handle._storage
-    view = st._jit
     try:
         try:
-            _sync(st, view, ta)
+            _sync(st, ta)
         except BaseException:
-            _sync(st, view, ta)  # the compiled call's work is in the buffers already: take it over
+            _sync(st, ta)
             raise
     finally:
-        view.owner = None
+        st._jit.owner = None
         st.lock.release()
 
 
@@ -336,19 +268,17 @@ def _box(meminfo_addr, meminfo=None, typ=None):
     ``meminfo`` and ``typ`` default to None for code compiled (and cached) by an
     earlier numba_ta, whose boxing passed the address only.
     """
-    view = _VIEWS.get(meminfo_addr)
-    if view is None:  # created in compiled code: the Python side makes its array now
+    st = _ARRAYS.get(meminfo_addr)
+    if st is None:  # created in compiled code: the Python side makes its array now
         if meminfo is None:
             raise RuntimeError(
                 "a TensorArray created by cached compiled code of an older numba_ta cannot be returned: "
                 "clear the cache of the compiled function (its *.nbi/*.nbc files)"
             )
         return _adopt(meminfo, typ)
-    # the array entered as an argument of this call (its cleanup syncs it), or one created in this
-    # call and already adopted (returned twice): nothing to sync here.  (Syncing from the struct
-    # here could overwrite another thread's later Python-level ops with stale scalars, once the
-    # argument's cleanup has released the lock.)
-    ta = view.ta()
+    # the array entered as an argument of this call (its cleanup syncs the class's shape), or one
+    # created in this call and already adopted (returned twice)
+    ta = st._jit.ta()
     return ta._with_flow(ta._flow)
 
 
@@ -358,21 +288,18 @@ def _adopt(meminfo, typ):
 
     dtype = as_dtype(typ.dtype)
     proxy = E.StateProxy._numba_box_(E.state_type(), meminfo)
-    data, state, shape_id, offsets, hdr, _, _, _, _, ces, name = E.fields_of(proxy)
-    h = hdr.tolist()
-    st = _storage.Storage(name, dtype, 0, None, bool(h[DYN]), bool(h[CAR]), bool(h[IDENT]))
+    st = _storage.Storage.from_struct(proxy, dtype)
+    h = st.hdr
     ta = TensorArray(dtype, handle=_registry.register(st), flow=0.0, infer_shape=bool(h[INFER]))
+    ces = E.fields_of(proxy)[9]
     cell = tuple(None if d < 0 else d for d in ces.tolist())
     ta._element_shape[0] = TensorShape(cell)
-    view = _View(proxy, hdr, (data.view(dtype), state, shape_id, offsets), st._tab, None, ces)
-    view.cell = cell
-    view.ta = weakref.ref(ta)
-    st._jit = view
-    hdr[GEN] = 1  # take every buffer and the element shape
-    hdr[ES_CHANGED] = 1
-    _sync(st, view, ta)
+    call = st._jit = _Call()
+    call.cell = cell
+    call.ta = weakref.ref(ta)
+    _ARRAYS[meminfo.data] = st
+    h[CES_CHANGED] = 0
     return ta
-
 
 
 # --------------------------------------------------------------------------- unbox / box
@@ -931,6 +858,7 @@ def new_array(dtype, size, dynamic_size, clear_after_read, tensor_array_name, ha
         raise TypingError(f"TensorArray in compiled code: size must be an int, not {size}")
     ta_type = array_type(np_dtype, ndim)
     itemsize, code = np_dtype.itemsize, E.dtype_code(np_dtype)
+    slack, factor = _storage.DENSE_SLACK_BYTES, _storage.DENSE_FACTOR  # the memory policy, as the compile saw it
 
     def impl(dtype, size=None, dynamic_size=None, clear_after_read=None, tensor_array_name=None, handle=None,
              flow=None, infer_shape=True, element_shape=None, colocate_with_first_write_call=True,
@@ -976,6 +904,8 @@ def new_array(dtype, size, dynamic_size, clear_after_read, tensor_array_name, ha
         h[MARKED] = -1
         h[ITEMSIZE] = itemsize
         h[E.DTYPE] = code
+        h[E.SLACK] = slack
+        h[E.FACTOR] = factor
         s.hdr = h
         s.dims = np.zeros(0, np.int64)
         s.starts = np.zeros(1, np.int64)

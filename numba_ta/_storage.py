@@ -1,8 +1,21 @@
-"""One TensorArray's state: flat storage, per-element metadata and the element state machine.
+"""One TensorArray's state, as the Python layer holds it: the engine's struct and views of it.
 
-Every op method validates first (in TF's check order, computing the error TF
-would raise first) and mutates only when nothing can fail any more, so a
-failed op leaves the array exactly as it was.
+The state lives in one place, the struct of :mod:`numba_ta._engine` (its data
+and metadata buffers, ``hdr`` with the scalars, the interned shapes, the
+element shape), the same object users' compiled code receives.  The element
+state machine (every check that can fail, TF's errors, gradient sums, growth,
+the bulk ops) is the engine's, called through its compiled ``py_*`` entries.
+:class:`Storage` keeps the Python-side things (name, dtype, lock, gradient
+arrays), numpy views of the struct's buffers, and two fast paths that the
+engine's rules make safe without any check that could fail:
+
+* a write of the shape the last dense write had, into an unwritten slot that
+  the dense buffer covers (no allocation, every check passes);
+* a read of a stored element laid out as a dense row.
+
+The views are derived state: ``hdr[GEN]`` changes whenever the engine replaces
+a buffer or interns a shape, and :meth:`Storage._refresh` rebuilds them (and
+switches the fast paths off until the next write arms them).
 
 Layout
 ------
@@ -13,28 +26,19 @@ every element has ``width`` items and element ``i`` lives at ``i * width``, so
 the buffer is a ``(capacity, *element_shape)`` array and stack is one copy.
 When an element of another size arrives the array turns *ragged*: elements
 already stored stay where they are and new ones are appended at ``used``.
-Both buffers grow geometrically.  ``state`` holds the flag bits below.
-
-Memory follows the data, not the size or the capacity: the dense buffer covers
-only as many rows as the policy of :meth:`Storage._dense_rows` allows (all
-``capacity`` rows while that is cheap, else rows up to the highest index written,
-growing geometrically), and a write that would need a dense buffer much larger
-than the data held turns the array ragged instead.  Unwritten and soft-zero slots
-are states, not memory: nothing zero-fills unwritten rows.
+Memory follows the data (the engine's ``_dense_rows``): the dense buffer covers
+all ``capacity`` rows while that costs at most :data:`DENSE_SLACK_BYTES`, else at
+most :data:`DENSE_FACTOR` times the bytes stored; unwritten and soft-zero slots
+are states, not memory.
 
 Atomicity
 ---------
-An op checks everything first, then does its data work where nothing can see
-it (new storage, unused rows, scratch buffers, the result it returns), and
-then commits: every change another op could observe (element states, shape
-ids, offsets, size, element shape, the interned-shape table) is made by ONE
-statement of stores (its targets on one line, no call or property among them:
-Python checks for signals only at calls and jumps, and a tracing function sees
-only line starts), so an exception raised
-at any point -- a signal handler's ``KeyboardInterrupt``, a ``MemoryError``, a
-tracing function -- finds the array either as it was or with the op done.
-Interned shapes live in one immutable table (``_tab``) replaced whole at the
-commit, so a failed or interrupted op interns nothing.
+An engine op checks everything, does its data work and commits inside one
+compiled call, where no Python signal handler runs: the array is either as it
+was or with the op done.  The Python fast paths commit with ONE statement of
+stores (its targets on one line, no call among them: Python checks for signals
+only at calls and jumps, and a tracing function sees only line starts).  A
+result leaves an engine call and becomes the caller's array on the same line.
 """
 
 from __future__ import annotations
@@ -44,10 +48,29 @@ import threading
 
 import numpy as np
 
-from . import _config, _kernels, _messages
+from . import _engine as E
+from . import _kernels, _messages
 from ._dtypes import is_numeric, tf_name
-from ._shapes import is_compatible, is_fully_defined, merge, partial_str, shape_str
-from .errors import InvalidArgumentError, ResourceExhaustedError
+from ._engine import (
+    CAP,
+    CAR,
+    CLOSED,
+    DISALLOWED,
+    DYN,
+    ES_KNOWN,
+    FASTSID,
+    GEN,
+    IDENT,
+    ISGRAD,
+    LAYOUT,
+    MARKED,
+    NSHAPES,
+    SIZE,
+    USED,
+    WIDTH,
+)
+from ._shapes import is_compatible, is_fully_defined, merge, shape_str
+from .errors import OpError
 
 WRITTEN = np.uint8(1)
 READ = np.uint8(2)
@@ -56,20 +79,16 @@ DATA = np.uint8(8)
 
 _W, _R, _C, _D = 1, 2, 4, 8  # the same bits as Python ints, for scalar paths
 _WD = _W | _D  # a stored element (Python folds no global names: the fast paths use this)
-_NONE, _DENSE, _RAGGED = 0, 1, 2
-_COPY_VIEW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-# A dense buffer may always be this large (allocated with np.empty: rows never written are never
-# touched, so they take address space, not memory); beyond it, at most DENSE_FACTOR times the bytes
-# of the elements stored (see Storage._dense_rows).  64 MiB keeps the arrays of the usual sizes
-# dense from their first write, with no growth copies.
+_RC, _ND = _R | _C, 0xFF ^ _D
+_NONE, _DENSE, _RAGGED = E._NONE, E._DENSE, E._RAGGED
+# A dense buffer may always be this large (allocated empty: rows never written are never touched,
+# so they take address space, not memory); beyond it, at most DENSE_FACTOR times the bytes of the
+# elements stored.  64 MiB keeps the arrays of the usual sizes dense from their first write, with
+# no growth copies.  Read when an array is made (into its hdr).
 DENSE_SLACK_BYTES = 64 << 20
 DENSE_FACTOR = 2
-
-
-def _copy_view(a):
-    """Return a view of ``a`` that the copy kernels compile once per item size for."""
-    u = _COPY_VIEW.get(a.dtype.itemsize)
-    return a if u is None else a.view(u)
+_INT64_MAX = 2**63 - 1
+_NO_DIMS = np.zeros(0, np.int64)
 
 
 def _first(mask):
@@ -78,33 +97,13 @@ def _first(mask):
     return pos if mask.size and mask[pos] else mask.size
 
 
-def _err_concat_scalar(i):
-    """Build TF's error C2: element ``i`` of a concat is a scalar."""
-    return _messages.error("C2", index=i)
+_COPY_VIEW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
-def _repeat_keys(idx):
-    """Return ``(keys, table)`` for finding repeated indices in one pass: equal indices get equal keys.
-
-    The keys are ``idx - idx.min()`` when the indices span a small range, else their rank
-    among the distinct indices (a sort), so the zeroed table is never larger than ~4x ``idx``.
-    """
-    m = idx.size
-    if not m:
-        return idx.astype(np.intp), np.zeros(0, dtype=np.uint8)
-    lo, hi = int(idx.min()), int(idx.max())
-    if hi - lo < 4 * m + 4096:
-        return (idx - lo).astype(np.intp, copy=False), np.zeros(hi - lo + 1, dtype=np.uint8)
-    _, inverse = np.unique(idx, return_inverse=True)
-    return inverse.astype(np.intp, copy=False).reshape(-1), np.zeros(m, dtype=np.uint8)
-
-
-def _not_first_occurrence(idx):
-    """Return the boolean mask of positions whose value appeared at an earlier position."""
-    mask = np.empty(idx.size, dtype=bool)
-    if idx.size:
-        _kernels._mark_repeats(*_repeat_keys(idx), mask)
-    return mask
+def _copy_view(a):
+    """Return a view of ``a`` that the copy kernels compile once per item size for."""
+    u = _COPY_VIEW.get(a.dtype.itemsize)
+    return a if u is None else a.view(u)
 
 
 def _exclusive_cumsum(a):
@@ -113,32 +112,6 @@ def _exclusive_cumsum(a):
         out[0] = 0
         np.cumsum(a[:-1], out=out[1:])
     return out
-
-
-def _run_start(offsets, width):
-    """Return the start of ``offsets`` when they are one ascending contiguous run of ``width``-item rows, else -1.
-
-    Such a copy is a single block: numpy's copy (memcpy, with non-temporal stores for large
-    blocks) beats the row kernels there; everything else goes through the kernels.
-    """
-    m = offsets.size
-    first = int(offsets[0])
-    if first < 0 or int(offsets[-1]) != first + (m - 1) * width:
-        return -1
-    if m > 2 and not np.array_equal(offsets, np.arange(first, first + m * width, width)):
-        return -1
-    return first
-
-
-def _segments_start(offsets, sizes):
-    """Return the start of ``offsets`` when the segments (``sizes`` items each) follow one another, else -1."""
-    first = int(offsets[0])
-    if first < 0 or (offsets.size > 1 and not np.array_equal(offsets[1:], offsets[:-1] + sizes[:-1])):
-        return -1
-    return first
-
-
-_INT64_MAX = 2**63 - 1
 
 
 def _checked_total(sizes):
@@ -150,39 +123,13 @@ def _checked_total(sizes):
     return sum(sizes.tolist())
 
 
-def _new_table(shapes):
-    """Return an interned-shape table ``(shapes, index, items, items_array)`` holding ``shapes`` (a list)."""
-    items = [math.prod(s) for s in shapes]
-    return shapes, {s: k for k, s in enumerate(shapes)}, items, np.array(items, dtype=np.int64)
-
-
-def _extend_table(tab, new):
-    """Return ``tab`` plus the shapes ``new`` (not in it) as a new table; ``tab`` is left as it is.
-
-    Raises InvalidArgumentError when a shape has more than 2**63 - 1 items (TF aborts there).
-    """
-    for s in new:
-        if math.prod(s) > _INT64_MAX:
-            raise _messages.error("NT-shape-int64", shape=shape_str(s))
-    return _new_table(tab[0] + list(new))
-
-
 def _dense_choice(cap, top, have, stored, row_bytes):
-    """Return the rows for a dense buffer now covering ``have`` rows, once slots below ``top`` need theirs.
-
-    ``cap`` rows when that is within the budget (the larger of :data:`DENSE_SLACK_BYTES`
-    and :data:`DENSE_FACTOR` times the ``stored`` elements' bytes), else twice ``have``, else
-    ``top``; 0 when even ``top`` rows would exceed it.
-    """
+    """The memory policy (the engine's ``_dense_rows``) for an array laid out from Python (unpickling)."""
     budget = max(DENSE_SLACK_BYTES, DENSE_FACTOR * stored * row_bytes)
     for rows in (max(cap, top), max(top, 2 * have), top):
         if rows * row_bytes <= budget:
             return rows
     return 0
-
-
-def _parallel(items):
-    return items >= _config.PARALLEL_MIN_ELEMENTS
 
 
 def _oom(shape, dtype):
@@ -199,18 +146,35 @@ def _new(shape, dtype, zeros=False):
         raise _oom(shape, dtype) from None
 
 
-def _meta_buffers(cap):
-    """Allocate the per-element metadata: numpy arrays (bulk access) and memoryviews of them (fast scalar access).
+def _partial(es):
+    """A partial shape (tuple of int/None, or None) as the engine holds it: ``(dims with -1 for unknown, known)``."""
+    if es is None:
+        return _NO_DIMS, False
+    return np.array([-1 if d is None else d for d in es], dtype=np.int64), True
 
-    ``np.zeros`` takes zeroed pages from the OS lazily, so metadata for a large
-    size costs no memory until its slots are used.
-    """
-    arrays = [_new(cap, t, zeros=True) for t in (np.uint8, np.int32, np.int64)]
-    return (*map(memoryview, arrays), *arrays)
+
+def shape_table(shapes):
+    """``(dims, starts, items)``: the interned shapes ``shapes`` (a list of tuples) as the struct holds them."""
+    starts = np.zeros(len(shapes) + 1, np.int64)
+    if shapes:
+        np.cumsum([len(t) for t in shapes], out=starts[1:])
+    dims = np.array([d for t in shapes for d in t], dtype=np.int64)
+    items = np.array([math.prod(t) for t in shapes], dtype=np.int64)
+    return dims, starts, items
+
+
+def _bytes(value):
+    """The items of ``value`` (an ndarray), C order, as a flat uint8 array (no copy when it is contiguous)."""
+    return np.ascontiguousarray(value).reshape(-1).view(np.uint8)
 
 
 class Storage:
-    """State of one TensorArray (forward or gradient); see the module docstring."""
+    """State of one TensorArray (forward or gradient); see the module docstring.
+
+    The scalars are properties over the struct's ``hdr`` (:attr:`hdr`, a memoryview
+    of it, is what commits write); ``state``, ``shape_id``, ``offsets`` and ``data``
+    are numpy views of the struct's buffers (``data`` None while nothing is stored).
+    """
 
     def __init__(
         self,
@@ -224,229 +188,181 @@ class Storage:
         is_grad=False,
         marked_size=-1,
     ):
-        self.name = name
-        self.dtype = np.dtype(dtype)
-        self._fast_shape = None  # a shape whose writes take the dense fast path (see _note_fast)
-        self._fast_sid = -1
-        self._fast_rows = None  # (rows, *_fast_shape) view of data (see _rows)
-        self._fast_n = 0  # the fast paths take slots below this: rows the dense buffer surely covers
-        self._es = element_shape
-        self.dynamic_size = bool(dynamic_size)
-        self.clear_after_read = bool(clear_after_read)
-        self.identical = bool(identical_element_shapes)
-        self.is_grad = bool(is_grad)
-        self.marked_size = int(marked_size)
-        self.closed = False
-        self.gradients_disallowed = False
+        dtype = np.dtype(dtype)
+        size = int(size)
+        h = E.header(dtype, DENSE_SLACK_BYTES, DENSE_FACTOR)
+        h[SIZE] = h[CAP] = size
+        h[DYN], h[CAR], h[IDENT], h[ISGRAD] = bool(dynamic_size), bool(clear_after_read), bool(identical_element_shapes), bool(is_grad)  # noqa: E501  # fmt: skip
+        h[MARKED] = int(marked_size)
+        h[FASTSID] = -1
+        es, h[ES_KNOWN] = _partial(element_shape)
+        meta = [_new(size, t, zeros=True) for t in (np.uint8, np.int32, np.int64)]  # lazily zeroed pages
+        dims, starts, items = shape_table([])
+        s = E.new_state(np.empty(0, np.uint8), *meta, h, dims, starts, items, es, _NO_DIMS, name)
+        self._adopt(s, name, dtype)
+
+    def _adopt(self, s, name, dtype):
+        """Take the struct ``s`` as this array's state (a new array: lock, no gradient arrays)."""
+        self._s = s
+        self._name = name
+        self.dtype = dtype
+        self._numeric = is_numeric(dtype)
         self.grads = {}
         self.lock = threading.Lock()
-        self.size = int(size)
-        self.cap = self.size
-        self._st, self._sidb, self._offb, self.state, self.shape_id, self.offsets = _meta_buffers(self.cap)
-        self._tab = _new_table([])
-        self.layout = _NONE
-        self.width = 0
-        self.used = 0
-        self.data = None
-        self._jit = None  # the compiled view (numba_ta._jit), made when the array is first passed to @njit code
+        self._jit = None  # numba_ta._jit's bookkeeping, made when the array is first passed to @njit code
+        self._shapes = []
+        self._gen = -1
+        self._refresh(E.fields_of(s))
+        self.clear_after_read = bool(self.hdr[CAR])
+        self.identical = bool(self.hdr[IDENT])
+        self.is_grad = bool(self.hdr[ISGRAD])
 
-    # ------------------------------------------------------------------ helpers
+    @classmethod
+    def from_struct(cls, s, dtype):
+        """Return a new ``Storage`` around an existing struct (one made by compiled code)."""
+        st = cls.__new__(cls)
+        st._adopt(s, E.fields_of(s)[-1], np.dtype(dtype))
+        return st
+
+    def _refresh(self, fields=None):
+        """Rebuild the views of the struct's buffers, shapes and element shape (after ``hdr[GEN]`` changed).
+
+        Derived state only, set by one statement: an exception before it leaves the old
+        views (and the old ``_gen``), and the next op refreshes again.  The fast paths stay
+        on for their shape when the new state still allows them (:meth:`_arm`).
+        """
+        armed = self._fast_shape if self._gen >= 0 else None
+        raw, state, shape_id, offsets, hdr, dims, starts, items, es, _, _ = fields or E.fields_of(self._s)
+        h = memoryview(hdr)
+        gen = h[GEN]
+        shapes = self._shapes
+        n = h[NSHAPES]
+        if len(shapes) != n:
+            b = starts[: n + 1].tolist()
+            flat = dims.tolist()
+            shapes = shapes + [tuple(flat[b[k] : b[k + 1]]) for k in range(len(shapes), n)]
+        es_t = tuple(None if d < 0 else d for d in es.tolist()) if h[ES_KNOWN] else None
+        data = raw.view(self.dtype)
+        s = self
+        s.hdr, s._hdr, s._raw, s._data, s.state, s.shape_id, s.offsets, s._st, s._sidb, s._offb, s._items, s._shapes, s._es, s._fast_shape, s._fast_sid, s._fast_rows, s._fast_n, s._gen = (h, hdr, raw, data, state, shape_id, offsets, memoryview(state), memoryview(shape_id), memoryview(offsets), items, shapes, es_t, None, -1, None, 0, gen)  # noqa: E501  # fmt: skip
+        if armed is not None:
+            self._arm(armed)
+
+    def _arm(self, shape):
+        """Switch the fast paths on for ``shape`` (just written) when it fills a dense row.
+
+        A write of this shape to an unwritten slot inside the dense buffer then passes
+        every check (T1-T8) and needs no allocation: the caller has just seen one.
+        """
+        h = self.hdr
+        if h[GEN] != self._gen:
+            self._refresh()
+        w = h[WIDTH]
+        es = self._es
+        if h[LAYOUT] != _DENSE or not w or math.prod(shape) != w or not is_compatible(es, shape):
+            return
+        if self.identical and not is_fully_defined(es):
+            return
+        try:
+            sid = self._shapes.index(tuple(shape))
+        except ValueError:  # a zero-item shape of this width never lands here (w > 0)
+            return
+        n = min(h[CAP], self._data.size // w)
+        rows = self._data[: n * w].reshape((n,) + tuple(shape))
+        self._fast_shape, self._fast_sid, self._fast_rows, self._fast_n = tuple(shape), sid, rows, n
+
+    # ------------------------------------------------------------------ the scalars
+    @property
+    def name(self):
+        """The array's unique name (its messages name it)."""
+        return self._name
+
+    @name.setter
+    def name(self, value):
+        E.set_name(self._s, value)
+        self._name = value
+
+    @property
+    def size(self):
+        """int: ``Size()``, the number of elements (0 once closed)."""
+        return self.hdr[SIZE]
+
+    @property
+    def cap(self):
+        """int: the slots the metadata has room for."""
+        return self.hdr[CAP]
+
+    @property
+    def used(self):
+        """int: the items of the ragged layout's buffer in use."""
+        return self.hdr[USED]
+
+    @property
+    def width(self):
+        """int: the items of a dense row."""
+        return self.hdr[WIDTH]
+
+    @property
+    def layout(self):
+        """int: ``_NONE``, ``_DENSE`` or ``_RAGGED``."""
+        return self.hdr[LAYOUT]
+
+    @property
+    def dynamic_size(self):
+        """bool: whether writes past the size grow the array (cleared by the Grad ops: TF's size lock)."""
+        return bool(self.hdr[DYN])
+
+    @property
+    def closed(self):
+        """bool: whether the array was closed."""
+        return bool(self.hdr[CLOSED])
+
+    @property
+    def gradients_disallowed(self):
+        """bool: whether an element was summed into (TF then refuses new gradient arrays)."""
+        return bool(self.hdr[DISALLOWED])
+
+    @property
+    def marked_size(self):
+        """int: the size a split marked (a gradient array's concat uses its forward's); -1: none."""
+        return self.hdr[MARKED]
+
+    def _current(self):
+        """Refresh the views if the engine changed the struct since they were made; return ``hdr``."""
+        h = self.hdr
+        if h[GEN] != self._gen:
+            self._refresh()
+        return h
+
+    @property
+    def data(self):
+        """ndarray or None: the flat data buffer, of the array's dtype (None while nothing is stored)."""
+        h = self._current()
+        return None if h[LAYOUT] == _NONE and not self._raw.size else self._data
+
     @property
     def element_shape(self):
-        """The partial element shape (TF's ``element_shape_``)."""
+        """The partial element shape (TF's ``element_shape_``): a tuple of int/None, or None."""
+        self._current()
         return self._es
 
     @property
     def shapes(self):
-        """The interned element shapes (a list indexed by shape id); never changed in place."""
-        return self._tab[0]
+        """The interned element shapes (a list of tuples indexed by shape id); never changed in place."""
+        self._current()
+        return self._shapes
 
-    def _es_commit(self, es):
-        """Return ``(element_shape, fast_shape)`` to store at a commit that sets the element shape to ``es``.
+    @property
+    def nbytes(self):
+        """int: the bytes of every buffer the array holds (data, metadata, shapes)."""
+        f = E.fields_of(self._s)
+        return sum(a.nbytes for a in f[:-1])
 
-        The fast paths assume their shape passes the element-shape check, so a change of
-        the element shape switches them off until the next successful write re-arms them.
-        """
-        return es, (self._fast_shape if es == self._es else None)
-
-    def _note_fast(self, shape, sid):
-        """Remember ``shape`` for the fast path once a write of it succeeded on the dense layout.
-
-        A write of this shape to an unwritten slot inside the array then passes
-        every check (T1-T8) and needs no allocation: the caller has just seen it.
-        """
-        if self.layout == _DENSE and self._tab[2][sid] == self.width and self.width:
-            n = min(self.cap, self.data.size // self.width)
-            self._fast_shape, self._fast_sid, self._fast_rows, self._fast_n = shape, sid, None, n
-
-    def _rows(self):
-        """Return the dense buffer as ``(rows, *_fast_shape)``: every row it covers below the capacity."""
-        rows = self._fast_rows
-        if rows is None:
-            n = min(self.cap, self.data.size // self.width)
-            rows = self._fast_rows = self.data[: n * self.width].reshape((n,) + self._fast_shape)
-        return rows
-
-    def _dense_rows(self, w, top, n_new):
-        """Return the rows of ``w`` items the dense buffer should cover so that slots below ``top`` have rows.
-
-        0 means: do not lay these out dense (the array turns, or starts, ragged).
-        ``n_new`` elements are about to get rows.  The buffer may cover all ``cap`` rows, or
-        double, or cover ``top`` rows, whichever is first within the budget: the larger of
-        :data:`DENSE_SLACK_BYTES` and :data:`DENSE_FACTOR` times the bytes of the elements
-        stored once they are written.  The rule is monotone in ``top`` (a smaller ``top`` is
-        never refused where a larger one was accepted).  Changes nothing.
-        """
-        if not w:
-            return top
-        have = 0 if self.layout != _DENSE else self.data.size // w
-        if top <= have:
-            return have
-        stored = n_new
-        if have:
-            stored += int(np.count_nonzero(self.state[: self.size] & DATA))
-        return _dense_choice(self.cap, top, have, stored, w * self.dtype.itemsize)
-
-    def _plan_shapes(self, shapes):
-        """Return the shape ids of ``shapes`` (full shapes, tuples) without interning any.
-
-        Returns ``(sids, tab)``: a shape already interned keeps its id, a new one gets
-        the id it will have once ``tab`` -- the table to store at the op's commit --
-        replaces ``self._tab``.  ``tab`` is ``self._tab`` itself when nothing is new.
-        """
-        tab = self._tab
-        index = tab[1]
-        new = {}
-        sids = []
-        for shape in shapes:
-            sid = index.get(shape)
-            if sid is None:
-                sid = new.get(shape)
-                if sid is None:
-                    sid = new[shape] = len(tab[0]) + len(new)
-            sids.append(sid)
-        return sids, (_extend_table(tab, new) if new else tab)
-
-    def _plan_shape(self, shape):
-        """Return ``(sid, tab)`` for one shape, as :meth:`_plan_shapes`."""
-        sid = self._tab[1].get(shape)
-        if sid is not None:
-            return sid, self._tab
-        sids, tab = self._plan_shapes([shape])
-        return sids[0], tab
-
+    # ------------------------------------------------------------------ checks the ops make first
     def _check_open(self):
         """Raise T1 when the array is closed."""
-        if self.closed:
-            raise _messages.error("T1", name=self.name)
-
-    def _reserve(self, n):
-        """Make room for ``n`` elements in the metadata; grows geometrically.
-
-        The data buffer does not grow here: :meth:`_alloc` gives rows to what is written.
-        Changes nothing an op can see: new slots are unwritten, and ``cap`` is raised last.
-        """
-        if n <= self.cap:
-            return
-        newcap = max(n, 2 * self.cap, 8)
-        self._grow_meta(newcap)
-        self.cap, self._fast_rows = newcap, None  # the fast paths' rows view has at most ``cap`` rows
-
-    def _grow_meta(self, newcap):
-        """Enlarge the metadata to ``newcap`` slots (a copy; amortised by geometric growth).
-
-        Atomic: on :class:`ResourceExhaustedError` (or any exception) the old buffers are in use.
-        """
-        meta = _meta_buffers(newcap)
-        n = min(self.cap, len(self.state))
-        for new, old in zip(meta[3:], (self.state, self.shape_id, self.offsets), strict=True):
-            new[:n] = old[:n]
-        self._st, self._sidb, self._offb, self.state, self.shape_id, self.offsets = meta
-
-    def _grow_data(self, items, keep):
-        """Enlarge the data buffer to ``items``, keeping its first ``keep`` items (the rest is unused).
-
-        The new buffer is not zero-filled: its pages are touched only by what is copied or
-        written.  Atomic: on :class:`ResourceExhaustedError` (or any exception) the old buffer
-        is in use.
-        """
-        if items <= self.data.size:  # an interrupted growth may have left it larger than needed
-            return
-        new = _new(items, self.dtype)
-        if keep:
-            np.copyto(new[:keep], self.data[:keep])
-        self.data, self._fast_rows = new, None  # the old buffer stays intact for any view of it
-
-    def _alloc(self, slots, items):
-        """Allocate room for ``items[k]`` items for each slot in ``slots`` (unique); return their offsets.
-
-        Stores no offset (the op's commit does): it only allocates, choosing the layout
-        on the first call and turning a dense array ragged when a size differs from its
-        rows.  Room handed out but never committed is unused, never visible.
-        """
-        if slots.size == 0:
-            return np.zeros(0, dtype=np.int64)
-        top = int(slots.max()) + 1
-        if self.layout == _NONE:  # allocate first: a failure leaves the array as it was
-            if np.all(items == items[0]):
-                w = int(items[0])
-                rows = self._dense_rows(w, top, slots.size)
-                if rows:
-                    try:
-                        data = _new(rows * w, self.dtype)
-                    except ResourceExhaustedError:
-                        raise _oom((rows, w), self.dtype) from None
-                    self.data, self.layout, self.width = data, _DENSE, w
-            if self.layout == _NONE:
-                self.data, self.layout, self.used = _new(_checked_total(items), self.dtype), _RAGGED, 0
-        if self.layout == _DENSE:
-            w = self.width
-            if np.all(items == w):
-                if top * w > self.data.size:
-                    rows = self._dense_rows(w, top, slots.size)
-                    if rows:
-                        self._grow_data(rows * w, self.data.size)
-                if top * w <= self.data.size:
-                    return slots.astype(np.int64) * w
-            self.layout, self.used, self._fast_shape, self._fast_rows = _RAGGED, self.data.size, None, None
-        need = self.used + _checked_total(items)
-        if need > self.data.size:
-            self._grow_data(max(need, 2 * self.data.size), self.used)
-        offsets = self.used + _exclusive_cumsum(items)
-        self.used = need
-        return offsets
-
-    # ------------------------------------------------------------------ errors
-    # (the texts live in _messages, by code; these build the errors the checks below raise)
-    def _err_corrupt(self, index):
-        return _messages.error("NT-corrupt", name=self.name, index=index)
-
-    def _err_write_oob(self, index, size):
-        return _messages.error("T2", name=self.name, index=index, size=size)
-
-    def _err_shape(self, index, shape, es):
-        return _messages.error("T4", name=self.name, index=index, shape=shape_str(shape), element_shape=partial_str(es))
-
-    def _err_written_read(self, index):
-        return _messages.error("T5", name=self.name, index=index)
-
-    def _err_written_twice(self, index):
-        return _messages.error("T6", name=self.name, index=index)
-
-    def _err_aggregate_shape(self, index, old, new):
-        return _messages.error("T7", name=self.name, index=index, old_shape=shape_str(old), shape=shape_str(new))
-
-    def _err_add_type(self):
-        return _messages.error("T8", dtype=tf_name(self.dtype))
-
-    def _err_read_oob(self, index, size):
-        return _messages.error("T9", index=index, size=size)
-
-    def _err_read_undefined(self, index, es):
-        return _messages.error("T10", name=self.name, index=index, element_shape=partial_str(es))
-
-    def _err_cleared(self, index):
-        return _messages.error("T11", name=self.name, index=index)
+        if self.hdr[CLOSED]:
+            raise _messages.error("T1", name=self._name)
 
     def check_dtype_write(self, value_dtype):
         """Raise K7 unless the written value's dtype is the array's."""
@@ -462,617 +378,124 @@ class Storage:
     def checked_size(self):
         """Return ``Size()``, the number of elements; raise T1 when closed."""
         self._check_open()
-        return self.size
+        return self.hdr[SIZE]
 
     def close(self):
-        """Drop all element data and mark the array closed (``ClearAndMarkClosed``); never fails."""
-        meta = _meta_buffers(0)
-        # the commit: one statement, its targets on one line (a statement split over lines has a line
-        # event between them, where a tracing function could stop it halfway); TF deletes the grads too
-        s = self
-        s.closed, s.grads, s.data, s._jit, s._fast_shape, s._fast_rows, s._fast_n, s.layout, s.size, s.cap, s.used, s._st, s._sidb, s._offb, s.state, s.shape_id, s.offsets = (True, {}, None, None, None, None, 0, _NONE, 0, 0, 0, *meta)  # noqa: E501  # fmt: skip
+        """Drop all element data and mark the array closed (``ClearAndMarkClosed``); never fails.
+
+        TF deletes the gradient arrays too (in the same statement as the engine's close).
+        """
+        _, self.grads = E.py_close(self._s), {}
 
     # ------------------------------------------------------------------ write
     def write(self, index, value, cell=None, cell_value=None):
         """Write one element: TF's ``LockedWriteOrAggregate`` (after the op-level K7 check).
 
-        ``cell[0] = cell_value`` is done in the op's commit when ``cell`` (a one-item list) is
-        given: the class's element shape changes with the array, all or nothing.
+        ``cell[0] = cell_value`` is done with the op's commit when ``cell`` (a one-item list)
+        is given: the class's element shape changes with the array.
         """
-        shape = value.shape
-        if shape == self._fast_shape and 0 <= index < self._fast_n and not self._st[index] and cell is None:
-            rows = self._fast_rows
-            if rows is None:
-                rows = self._rows()
-            if index < self.size:
-                rows[index] = value  # an unwritten row: nothing sees it until the commit below
-                self._offb[index], self._sidb[index], self._st[index] = index * self.width, self._fast_sid, _WD
+        h = self.hdr
+        if (
+            value.shape == self._fast_shape
+            and 0 <= index < self._fast_n
+            and h[GEN] == self._gen
+            and not self._st[index]
+            and cell is None
+        ):
+            if index < h[SIZE]:
+                self._fast_rows[index] = value  # an unwritten row: nothing sees it until the commit below
+                self._offb[index], self._sidb[index], self._st[index] = index * h[WIDTH], self._fast_sid, _WD
                 return
-            if not self.dynamic_size:
-                raise self._err_write_oob(index, self.size)
-            rows[index] = value  # slots past the size are always unwritten (state 0)
-            self._offb[index], self._sidb[index], self._st[index], self.size = (
-                index * self.width, self._fast_sid, _WD, index + 1
-            )
-            return
-        if self.closed:
-            self._check_open()
-        n = self.size
-        if index < 0 or (index >= n and not self.dynamic_size):
-            raise self._err_write_oob(index, n)
-        es = self._es
-        if shape != es and not is_compatible(es, shape):
-            raise self._err_shape(index, shape, es)
-        st = self._st[index] if index < n else 0
-        add = False
-        if st:
-            if st & _R:
-                raise self._err_written_read(index)
-            if not self.is_grad:
-                raise self._err_written_twice(index)
-            old = self._tab[0][self._sidb[index]]
-            if old != shape:
-                raise self._err_aggregate_shape(index, old, shape)
-            add = bool(st & _D) and value.size > 0
-            if add and not is_numeric(self.dtype):
-                raise self._err_add_type()
-        sid, tab = self._plan_shape(shape)
-        items = tab[2][sid]
-        es_new = shape if (self.identical and es != shape and not is_fully_defined(es)) else es
+            if h[DYN]:
+                self._fast_rows[index] = value  # slots past the size are always unwritten (state 0)
+                self._offb[index], self._sidb[index], self._st[index], h[SIZE] = index * h[WIDTH], self._fast_sid, _WD, index + 1  # noqa: E501  # fmt: skip
+                return
+        shape = np.array(value.shape, dtype=np.int64)
         if cell is None:
-            cell, cell_value = [None], None
-        if add:  # an element holding data: sum into a scratch copy, then store it in the commit
-            o = self._offb[index]
-            with np.errstate(all="ignore"):  # IEEE sums: inf - inf is NaN, quietly, as in TF
-                total = self.data[o : o + items] + value.reshape(-1)
-            es2, fast2 = self._es_commit(es_new)
-            self.data[o : o + items], self.gradients_disallowed, self._tab, self._es, self._fast_shape, cell[0] = (
-                total, True, tab, es2, fast2, cell_value
-            )
-            return
-        # data work: room (may raise ResourceExhaustedError) and the bytes, where nothing sees them
-        if index >= n:
-            self._reserve(index + 1)
-        o = 0
-        if items:
-            o = int(self._alloc(np.array([index], dtype=np.intp), np.array([items], dtype=np.int64))[0])
-            self.data[o : o + items] = value.reshape(-1)
-        es2, fast2 = self._es_commit(es_new)  # after _alloc, which may have switched the fast path off
-        # commit (slots between the old size and index stay unwritten: state 0)
-        s = self
-        s._offb[index], s._sidb[index], s._st[index], s.size, s._tab, s._es, s._fast_shape, cell[0] = (
-            o, sid, _WD, max(n, index + 1), tab, es2, fast2, cell_value
-        )
-        self._note_fast(shape, sid)
+            E.py_write(self._s, index, _bytes(value), shape, self._numeric)
+        else:
+            _, cell[0] = E.py_write(self._s, index, _bytes(value), shape, self._numeric), cell_value
+        self._arm(value.shape)
 
     # ------------------------------------------------------------------ read
     def read(self, index):
         """Read one element: TF's ``LockedRead``; return a fresh ndarray."""
-        if self.closed:
-            self._check_open()
-        n = self.size
-        if index < 0 or (index >= n and not self.is_grad):
-            raise self._err_read_oob(index, n)
-        st = self._st[index] if index < n else 0
-        new_st = _W | _R | _C if self.clear_after_read else _W | _R
-        if not st & _W:
-            es = self._es
-            if not is_fully_defined(es):
-                raise self._err_read_undefined(index, es)
-            out = _new(es, self.dtype, zeros=True)  # before any change: this may not fit
-            sid, tab = self._plan_shape(es)
-            if index < n:
-                self._sidb[index], self._st[index], self._tab = sid, new_st, tab
+        h = self.hdr
+        if 0 <= index < h[SIZE] and h[GEN] == self._gen:
+            st = self._st[index]
+            if st & _WD == _WD and self._sidb[index] == self._fast_sid:
+                out = self._fast_rows[index, ...].copy()  # 0-d stays an array
+                self._st[index] = (st | _RC) & _ND if self.clear_after_read else st | _R  # commit, after the copy
                 return out
-            self._reserve(index + 1)  # a gradient array grows with soft zeros
-            self.state[n : index + 1], self.shape_id[n : index + 1], self._st[index], self.size, self._tab = (
-                WRITTEN, sid, new_st, index + 1, tab
-            )
-            return out
-        if st & _C:
-            raise self._err_cleared(index)
-        sid = self._sidb[index]
-        tab = self._tab
-        items = tab[2][sid]
-        if st & _D and items:
-            if sid == self._fast_sid and self._fast_shape is not None:
-                rows = self._fast_rows
-                out = (self._rows() if rows is None else rows)[index, ...].copy()  # 0-d stays an array
-            else:
-                o = self._offb[index]
-                if o < 0 or o + items > self.data.size:
-                    raise self._err_corrupt(index)
-                out = self.data[o : o + items].reshape(tab[0][sid]).copy()
-        else:
-            out = _new(tab[0][sid], self.dtype, zeros=True)
-        self._st[index] = (st | _R | _C) & ~_D if self.clear_after_read else st | _R  # commit, after the copy
+        r = None
+        out = (r := E.py_read(self._s, index))[0].view(self.dtype).reshape(r[1])
+        if h[GEN] != self._gen:
+            self._refresh()
         return out
 
     # ------------------------------------------------------------------ many reads
-    def _validate_reads(self, idx, es):
-        """Run the ``ReadMany`` checks in sequence order (one kernel pass); intern nothing.
-
-        Raises the error TF raises first (T1, T9, T10, T11).  ``idx`` is an intp vector.
-        Returns ``(sids, tab, zsid)``: per-position shape ids, the shape table they refer to
-        (to store at the commit) and the id of an unwritten element's shape (-1: undefined).
-        """
-        self._check_open()
-        n = self.size
-        m = idx.size
-        zsid, tab = self._plan_shape(es) if is_fully_defined(es) else (-1, self._tab)
-        keys, seen = _repeat_keys(idx) if self.clear_after_read else (idx, np.zeros(0, dtype=np.uint8))
-        sids = np.empty(m, dtype=np.int64)
-        pos, code = _kernels._check_reads(
-            idx, self.state, self.shape_id, n, int(self.is_grad), int(self.clear_after_read), zsid, keys, seen, sids
-        )
-        if code:
-            i = int(idx[pos])
-            if code == 1:
-                size = n
-                if self.is_grad and pos:
-                    size = max(n, int(idx[:pos].max()) + 1)
-                raise self._err_read_oob(i, size)
-            if code == 2:
-                raise self._err_read_undefined(i, es)
-            raise self._err_cleared(i)
-        return sids, tab, zsid
-
-    def _plan_reads(self, idx, sids, tab):
-        """Plan where ``ReadMany`` copies from, and the element states after it; change nothing.
-
-        Returns ``(src, start, new_state, top)``: per-position source offsets (-1 = zeros),
-        the offset of the one contiguous block they form (or -1), each element's state
-        after the read, and ``max(idx) + 1``.  Gradient arrays read past their size: the
-        room for those slots is reserved here (unwritten, so unseen until the commit).
-        """
-        m = idx.size
-        src = np.empty(m, dtype=np.int64)
-        new_state = np.empty(m, dtype=np.uint8)
-        top = int(idx.max()) + 1
-        self._reserve(top)
-        data_size = 0 if self.data is None else self.data.size
-        start, bad = _kernels._plan_reads(
-            idx, self.state, self.offsets, sids, tab[3], int(self.clear_after_read), data_size, src, new_state
-        )
-        if bad >= 0:
-            raise self._err_corrupt(int(idx[bad]))
-        return src, start, new_state, top
-
-    def _commit_reads(self, idx, sids, new_state, top, zsid, tab, es):
-        """Commit the state changes of ``ReadMany`` (and the element shape ``es``) in one statement."""
-        n = self.size
-        if top <= n and tab is self._tab and es == self._es:  # only metadata arrays change: one kernel call
-            _kernels._store_reads(idx, self.state, self.shape_id, new_state, sids)
-            return
-        es2, fast2 = self._es_commit(es)
-        if top <= n:
-            self.state[idx], self.shape_id[idx], self._tab, self._es, self._fast_shape = (
-                new_state, sids, tab, es2, fast2
-            )
-            return
-        # a gradient array read past its size: the slots in between become soft zeros
-        s = self
-        s.state[n:top], s.shape_id[n:top], s.state[idx], s.shape_id[idx], s.size, s._tab, s._es, s._fast_shape = (
-            WRITTEN, zsid, new_state, sids, top, tab, es2, fast2
-        )
-
-    def _any_unwritten(self, idx):
-        n = self.size
-        inside = idx[idx < n]
-        return inside.size < idx.size or bool(((self.state[inside] & WRITTEN) == 0).any())
-
-    def _new_result(self, shape, idx, es):
-        """Allocate the result buffer of a gather or concat, before the op changes anything.
-
-        When it does not fit and an element is unwritten, the error names the
-        element's shape: TF materialises each unwritten element's zeros first,
-        and that is the allocation that fails there.
-        """
-        try:
-            return _new(shape, self.dtype)
-        except ResourceExhaustedError:
-            if self._any_unwritten(idx):
-                _new(es, self.dtype, zeros=True)  # raises the TF error if the zeros do not fit either
-            raise
-
-    def _gather_out(self, src, start, shape, out):
-        m = out.shape[0]
-        width = math.prod(shape)
-        if m and width:
-            if self.data is None:
-                out.fill(0)
-            elif start >= 0:
-                np.copyto(out.reshape(-1), self.data[start : start + m * width])
-            else:
-                kern = _kernels._gather_rows_par if _parallel(m * width) else _kernels._gather_rows
-                kern(_copy_view(self.data), src, width, _copy_view(out.reshape(-1)))
-        return out
-
     def gather(self, idx, attr_shape, view=False):
         """Run ``TensorArrayGatherV3`` after lookup and K8; ``idx`` is an integer ndarray.
 
         With ``view``, return a read-only view of the storage instead of a copy
-        when ``idx`` is ``0..n-1`` on the dense layout (see :meth:`_stack_view`).
+        when ``idx`` is ``0..n-1`` on the dense layout (see the engine's ``gather``).
         """
-        es = merge(self._es, attr_shape)
         if idx.ndim != 1:
+            merge(self.element_shape, attr_shape)  # TF merges the element shape first (its errors)
             raise _messages.error("G2", shape=shape_str(idx.shape))
-        if idx.size == 0:
-            if not is_fully_defined(attr_shape):
-                raise _messages.error("G3", element_shape=partial_str(attr_shape))
-            out = np.zeros((0,) + tuple(attr_shape), dtype=self.dtype)
-            self._es, self._fast_shape = self._es_commit(es)
-            return out
-        idx = idx.astype(np.intp, copy=False)
-        sids, tab, zsid = self._validate_reads(idx, es)
-        shape0 = tab[0][sids[0]]
-        if not is_compatible(attr_shape, shape0):
-            raise _messages.error("G4", element_shape=partial_str(attr_shape), shape=shape_str(shape0))
-        # TF returns early for an empty result, before comparing the other elements' shapes
-        k = _first(sids != sids[0]) if tab[2][sids[0]] else idx.size
-        if k < idx.size:
-            raise _messages.error("G5", shape0=shape_str(shape0), position=k, shape=shape_str(tab[0][sids[k]]))
-        view = view and self._can_view(idx, shape0)
-        out = None if view else self._new_result((idx.size,) + tuple(shape0), idx, es)
-        src, start, new_state, top = self._plan_reads(idx, sids, tab)
-        # data work first, commit after: an exception in between leaves every element readable
-        out = self._stack_view(idx, src, shape0) if view else self._gather_out(src, start, shape0, out)
-        self._commit_reads(idx, sids, new_state, top, zsid, tab, es)
+        attr, known = _partial(attr_shape)
+        r = None
+        out = (r := E.py_gather(self._s, idx.astype(np.int64, copy=False), attr, known, view))[0].view(self.dtype).reshape(r[1])  # noqa: E501  # fmt: skip
+        self._current()
+        if view and out.size and np.may_share_memory(out, self._raw):
+            out = np.frombuffer(memoryview(out.reshape(-1)).toreadonly(), dtype=self.dtype).reshape(out.shape)
         return out
-
-    def _can_view(self, idx, shape):
-        """Return whether elements ``idx`` of ``shape`` can be returned by :meth:`_stack_view`."""
-        n, w = idx.size, self.width
-        if self.layout != _DENSE or self.data is None or not w or math.prod(shape) != w or self.data.size < n * w:
-            return False
-        return idx[0] == 0 and idx[-1] == n - 1 and np.array_equal(idx, np.arange(n))
-
-    def _stack_view(self, idx, src, shape):
-        """Return elements ``0..n-1`` (:meth:`_can_view`) as a read-only view of the dense buffer.
-
-        Safe because every element in it is being read: TF's rules forbid any later
-        write to a read element (T5), dense elements never move, and growth or close
-        replace the buffer rather than change it.  Soft-zero elements get their zeros
-        written into their own (otherwise unused) rows.  The view is made through a
-        read-only buffer, so numpy refuses to make it writeable.
-        """
-        n, w = idx.size, self.width
-        zero = src < 0
-        if zero.any():
-            self.data[: n * w].reshape(n, w)[idx[zero]] = 0
-        ro = np.frombuffer(memoryview(self.data[: n * w]).toreadonly(), dtype=self.dtype)
-        return ro.reshape((n,) + tuple(shape))
 
     def concat(self, except0):
         """Run ``TensorArrayConcatV3`` after lookup and K8; return ``(value, lengths)``."""
-        self._check_open()
-        if self.is_grad:
-            n = self.marked_size
-            if n < 0:
-                raise _messages.error("NT-concat-unsplit", name=self.name)
-        else:
-            n = self.size
-        if n == 0:
-            if not is_fully_defined(except0):
-                raise _messages.error("C1", element_shape=partial_str(except0))
-            return np.zeros((0,) + tuple(except0), dtype=self.dtype), np.zeros(0, dtype=np.int64)
-        idx = np.arange(n, dtype=np.intp)
-        sids, tab, zsid = self._validate_reads(idx, self._es)
-        usids, inverse = np.unique(sids, return_inverse=True)
-        shapes = [tab[0][s] for s in usids]
-        # TF checks element by element: C2 (scalar) at i, then C3 (attribute) at i == 0 or
-        # C4 (tails differ) at i > 0; the first failing index decides the error
-        scalar = np.array([len(s) == 0 for s in shapes])[inverse]
-        shape0 = tab[0][sids[0]]
-        if scalar[0]:
-            raise _err_concat_scalar(0)
-        if not is_compatible(except0, shape0[1:]):
-            raise _messages.error("C3", element_shape=partial_str(except0), shape=shape_str(shape0[1:]))
-        tail_ok = np.array([s[1:] == shape0[1:] for s in shapes])[inverse]
-        k = _first(scalar | ~tail_ok)
-        if k < n:
-            if scalar[k]:
-                raise _err_concat_scalar(k)
-            raise _messages.error("C4", shape0=shape_str(shape0[1:]), index=k, shape=shape_str(tab[0][sids[k]][1:]))
-        lengths = np.array([s[0] for s in shapes], dtype=np.int64)[inverse]
-        tail = shape0[1:]
-        out = self._new_result((_checked_total(lengths),) + tuple(tail), idx, self._es)
-        src, start, new_state, top = self._plan_reads(idx, sids, tab)
-        sizes = lengths * math.prod(tail)  # the result was allocated: every size (and the sum) fits
-        total = int(sizes.sum())
-        if total:  # data work first, commit after
-            flat = _copy_view(out.reshape(-1))
-            if self.data is None:
-                flat.fill(0)
-            elif start >= 0:
-                np.copyto(flat, _copy_view(self.data[start : start + total]))
-            else:
-                kern = _kernels._gather_segments_par if _parallel(total) else _kernels._gather_segments
-                kern(_copy_view(self.data), src, sizes, _exclusive_cumsum(sizes), flat)
-        self._commit_reads(idx, sids, new_state, top, zsid, tab, self._es)
+        attr, known = _partial(except0)
+        r = None
+        out, lengths = (r := E.py_concat(self._s, attr, known))[0].view(self.dtype).reshape(r[1]), r[2]
         return out, lengths
 
     # ------------------------------------------------------------------ many writes
-    def _check_slots(self, idx, sids, items, shape_at):
-        """Run the per-position T5/T6/T7/T8 checks for writes of shape ids ``sids`` to slots ``idx`` (all ``>= 0``).
-
-        ``items`` is the items array of the shape table ``sids`` refer to.  Returns
-        ``(error_position, make_error, add, fresh, dup)``: ``make_error`` is None when
-        all pass, else a function returning the error to raise (``raise make_error()``: an
-        error object kept in a local would tie the frame, and the array, to its traceback in
-        a cycle); the masks say which positions sum into their element, which elements need
-        new storage, and which repeat an index seen earlier in ``idx``.
-        """
-        m = idx.size
-        add, fresh, dup = np.empty(m, dtype=bool), np.empty(m, dtype=bool), np.empty(m, dtype=bool)
-        keys, seen = _repeat_keys(idx)
-        pos, code, old = _kernels._check_writes(
-            idx, self.state, self.shape_id, self.size, int(self.is_grad), sids, items,
-            int(is_numeric(self.dtype)), keys, seen, add, fresh, dup,
-        )  # fmt: skip
-        if not code:
-            return m, None, add, fresh, dup
-        i = int(idx[pos])
-        if code == 1:
-            return pos, lambda: self._err_written_read(i), None, None, None
-        if code == 2:
-            return pos, lambda: self._err_written_twice(i), None, None, None
-        if code == 3:
-            old_shape = self._tab[0][old]
-            return pos, lambda: self._err_aggregate_shape(i, old_shape, shape_at(pos)), None, None, None
-        return pos, self._err_add_type, None, None, None
-
-    def _check_dst(self, dst, sizes):
-        """Check that every destination run ``dst[k] : dst[k] + sizes[k]`` lies inside the data buffer."""
-        if dst.size and (int(dst.min()) < 0 or int((dst + sizes).max()) > self.data.size):
-            raise _messages.error("NT-corrupt-write", name=self.name)
-
-    def _put_rows(self, dst, flat, width):
-        """Copy the ``width``-item rows of ``flat`` to the (unused, allocated) offsets ``dst``."""
-        m = dst.size
-        if not width or not m:
-            return
-        self._check_dst(dst, width)
-        start = _run_start(dst, width)
-        if start >= 0:
-            np.copyto(self.data[start : start + m * width], flat)
-            return
-        kern = _kernels._write_rows_par if _parallel(m * width) else _kernels._write_rows
-        kern(_copy_view(self.data), dst, _copy_view(flat), width)
-
-    def _put_segments(self, dst, flat, srco, sizes, total):
-        """Copy the segments of ``flat`` (``sizes[k]`` items at ``srco[k]``) to the unused offsets ``dst``.
-
-        ``total`` is ``flat.size`` when the segments are all of ``flat`` in order, else -1.
-        """
-        self._check_dst(dst, sizes)
-        start = _segments_start(dst, sizes) if total >= 0 else -1
-        if start >= 0:
-            np.copyto(self.data[start : start + total], flat)
-            return
-        kern = _kernels._write_segments_par if _parallel(total) else _kernels._write_segments
-        kern(_copy_view(self.data), dst, _copy_view(flat), srco, sizes)
-
-    def _stage_sums(self, idx, sizes, flat, srco, add):
-        """Do the data work of a gradient array's write-many that sums (``add``); change nothing.
-
-        Computes the new value of every element written (in TF's order: the old value,
-        then each write at that index in sequence) into room nothing sees yet.  Returns
-        ``(uidx, dst, store)``: the elements written, the offsets their values get, and
-        the scratch rows to store over the dense rows ``uidx`` at the commit (None when
-        the values already sit at ``dst``, newly allocated room of a ragged array).
-        """
-        uidx, first, inverse = np.unique(idx, return_index=True, return_inverse=True)
-        inverse = inverse.reshape(-1)
-        usizes = sizes[first]
-        n = self.size
-        inside = uidx < n
-        old = np.full(uidx.size, -1, dtype=np.int64)
-        has_old = np.zeros(uidx.size, dtype=bool)
-        has_old[inside] = (self.state[uidx[inside]] & DATA) != 0
-        has_old &= usizes > 0
-        old[has_old] = self.offsets[uidx[has_old]]
-        self._reserve(int(uidx[-1]) + 1)
-        dense = self.layout != _RAGGED and np.all(usizes == usizes[0]) and (
-            self.layout == _NONE or int(usizes[0]) == self.width
-        )
-        if dense:  # fixed rows: sum in a scratch block, copied over the rows at the commit
-            self._alloc(uidx[~has_old], usizes[~has_old])  # the first write chooses the layout
-        if dense and self.layout == _DENSE:
-            width = self.width
-            scratch = _new(uidx.size * width, self.dtype)
-            uoff = np.arange(uidx.size, dtype=np.int64) * width
-            store = scratch.reshape(uidx.size, width)
-        else:  # ragged: every element written gets new room, the commit moves its offset there
-            uoff = self._alloc(uidx, usizes)
-            scratch, store = self.data, None
-        if has_old.any():
-            kern = _kernels._gather_segments
-            kern(_copy_view(self.data), old[has_old], usizes[has_old], uoff[has_old], _copy_view(scratch))
-        dst = uoff[inverse]
-        add8 = add.astype(np.uint8)
-        if self.dtype == np.float16:  # numba has no float16 arithmetic: numpy, in order
-            with np.errstate(all="ignore"):
-                for k in range(idx.size):
-                    d, s, z = int(dst[k]), int(srco[k]), int(sizes[k])
-                    if add[k]:
-                        scratch[d : d + z] += flat[s : s + z]
-                    else:
-                        scratch[d : d + z] = flat[s : s + z]
-        elif np.all(sizes == sizes[0]) and np.array_equal(srco, np.arange(idx.size, dtype=np.int64) * sizes[0]):
-            width = int(sizes[0])  # rows (scatter; split into equal lengths): the row kernels
-            par = _parallel(idx.size * width) and uidx.size == idx.size  # parallel only without repeats
-            kern = _kernels._accumulate_rows_par if par else _kernels._accumulate_rows
-            kern(scratch, dst, flat, width, add8)
-        else:
-            _kernels._accumulate_segments(scratch, dst, flat, srco, sizes, add8)
-        if store is not None:
-            return uidx, uidx.astype(np.int64) * self.width, store
-        return uidx, uoff, None
-
     def scatter(self, idx, value, cell=None, cell_value=None):
         """Run ``TensorArrayScatterV3`` after lookup, K7 and S2.
 
         ``idx`` is an integer ndarray; ``cell`` as for :meth:`write`.
         """
-        if cell is None:
-            cell, cell_value = [None], None
-        self._check_open()
         if idx.ndim != 1:
+            self._check_open()
             raise _messages.error("G2", shape=shape_str(idx.shape))
-        m = idx.size
-        if m != value.shape[0]:
-            raise _messages.error("S3", n_indices=m, n_values=value.shape[0])
-        n = self.size
-        max_index = int(idx.max()) if m else -1
-        size2 = max(n, max_index + 1) if self.dynamic_size else n
-        if max_index >= size2:
-            raise _messages.error("S4", max_index=max_index, size=size2)
-        if m == 0:
-            cell[0] = cell_value
-            return
-        idx = idx.astype(np.intp, copy=False)
-        row_shape = tuple(value.shape[1:])
-        es = self._es
-        neg = idx < 0
-        pos_neg = _first(neg)
-        if pos_neg == 0:
-            raise self._err_write_oob(int(idx[0]), n)
-        if not is_compatible(es, row_shape):
-            raise self._err_shape(int(idx[0]), row_shape, es)
-        sid, tab = self._plan_shape(row_shape)
-        sids = np.full(m, sid, dtype=np.int64)
-        pos, err, add, fresh, dup = self._check_slots(idx[:pos_neg], sids[:pos_neg], tab[3], lambda p: row_shape)
-        if err is not None:
-            raise err()
-        if pos_neg < m:
-            size_then = max(n, int(idx[:pos_neg].max()) + 1) if self.dynamic_size else n
-            raise self._err_write_oob(int(idx[pos_neg]), size_then)
-        # data work: room (may raise ResourceExhaustedError) and the bytes, where nothing sees them
-        width = tab[2][sid]
-        flat = np.ascontiguousarray(value).reshape(-1)
-        es_new = row_shape if (self.identical and not is_fully_defined(es)) else es
-        if width and add.any():
-            sizes = np.full(m, width, dtype=np.int64)
-            uidx, uoff, store = self._stage_sums(idx, sizes, flat, np.arange(m, dtype=np.int64) * width, add)
-            self._commit_sums(uidx, uoff, store, idx, sids, tab, es_new, cell, cell_value)
-            return
-        self._reserve(max_index + 1)
-        slots = idx[fresh] if width else idx[:0]
-        offs = self._alloc(slots, np.full(slots.size, width, dtype=np.int64))
-        if slots.size == m or not width:
-            self._put_rows(offs, flat, width)
-        else:  # only the rows of elements that get new room
-            self._put_rows(offs, np.ascontiguousarray(flat.reshape(m, width)[fresh]).reshape(-1), width)
-        es2, fast2 = self._es_commit(es_new)
-        # commit
-        s = self
-        s.offsets[slots], s.state[idx], s.shape_id[idx], s.size, s._tab, s._es, s._fast_shape, cell[0] = (  # noqa: E501
-            offs, WRITTEN | DATA, sid, size2, tab, es2, fast2, cell_value
-        )
-        self._note_fast(row_shape, sid)  # later one-element writes and reads of this shape: the fast paths
-
-    def _commit_sums(self, uidx, uoff, store, idx, sids, tab, es, cell, cell_value):
-        """Commit :meth:`_stage_sums`'s values (and the element shape ``es``) in one statement of stores."""
-        es2, fast2 = self._es_commit(es)
-        s = self
-        if store is not None:
-            w = self.width
-            rows = self.data[: self.data.size // w * w].reshape(-1, w)
-            rows[uidx], s.offsets[uidx], s.state[idx], s.shape_id[idx], s._tab, s._es, s._fast_shape, cell[0] = (
-                store, uoff, WRITTEN | DATA, sids, tab, es2, fast2, cell_value
-            )
+        idx = idx.astype(np.int64, copy=False)
+        rows, row = value.shape[0], np.array(value.shape[1:], dtype=np.int64)
+        if cell is None:
+            E.py_scatter(self._s, idx, _bytes(value), rows, row, self._numeric)
         else:
-            s.offsets[uidx], s.state[idx], s.shape_id[idx], s._tab, s._es, s._fast_shape, cell[0] = (
-                uoff, WRITTEN | DATA, sids, tab, es2, fast2, cell_value
-            )
-        self.gradients_disallowed = True
+            _, cell[0] = E.py_scatter(self._s, idx, _bytes(value), rows, row, self._numeric), cell_value
+        if idx.size:
+            self._arm(value.shape[1:])  # later one-element writes and reads of this shape: the fast paths
 
     def split(self, value, lengths, check_dtype, cell=None, cell_value=None):
         """Run ``TensorArraySplitV3`` after P1-P4: T1, negative lengths, P5, K7, the writes.
 
-        ``cell`` as for :meth:`write`.
+        ``check_dtype`` raises the op's K7 error (the engine raises it in its place, after
+        P5); ``cell`` as for :meth:`write`.
         """
+        k7 = ""
+        if value.dtype != self.dtype:
+            try:
+                check_dtype(value.dtype)
+            except OpError as e:
+                k7 = e.message
+        lens = lengths.astype(np.int64, copy=False)
+        shape = np.array(value.shape, dtype=np.int64)
         if cell is None:
-            cell, cell_value = [None], None
-        self._check_open()
-        if lengths.size and lengths.min() < 0:
-            k = _first(lengths < 0)
-            raise _messages.error("NT-split-negative", name=self.name, position=k, length=int(lengths[k]))
-        n_new = lengths.size
-        size = self.size
-        size2 = n_new if (self.dynamic_size and size < n_new) else size
-        if size2 != n_new:
-            raise _messages.error("P5", size=size, n_lengths=n_new)
-        check_dtype(value.dtype)
-        tail = tuple(value.shape[1:])
-        row = math.prod(tail)
-        if n_new and row and int(lengths.max()) > _INT64_MAX // row:
-            k = int(np.argmax(lengths))
-            raise _messages.error(
-                "NT-split-int64",
-                name=self.name,
-                position=k,
-                length=int(lengths[k]),
-                shape=shape_str((int(lengths[k]),) + tail),
-            )
-        es = self._es
-        idx = np.arange(n_new, dtype=np.intp)
-        tab = self._tab
-        es2 = es
-        if n_new:
-            shape_at = lambda p: (int(lengths[p]),) + tail  # noqa: E731
-            s0 = shape_at(0)
-            if not is_compatible(es, s0):
-                raise self._err_shape(0, s0, es)
-            es2 = s0 if (self.identical and not is_fully_defined(es)) else es
-            if es2 is not None:
-                if len(es2) != len(s0) or not is_compatible(es2[1:], tail):
-                    bad = np.ones(n_new, dtype=bool)
-                elif es2[0] is None:
-                    bad = np.zeros(n_new, dtype=bool)
-                else:
-                    bad = lengths != es2[0]
-                k = _first(bad)
-            else:
-                k = n_new
-            ulen, inverse = np.unique(lengths, return_inverse=True)
-            usids, tab = self._plan_shapes([(int(L),) + tail for L in ulen])
-            sids = np.array(usids, dtype=np.int64)[inverse.reshape(-1)]
-            pos, err, add, fresh, _ = self._check_slots(idx, sids, tab[3], shape_at)
-            if k < n_new and k <= pos:
-                raise self._err_shape(k, shape_at(k), es2)
-            if err is not None:
-                raise err()
-        marked = size2 if not self.is_grad else self.marked_size
-        if not n_new:
-            self._reserve(size2)
-            self.marked_size, self.size, cell[0] = marked, max(self.size, size2), cell_value
-            return
-        # data work: room (may raise ResourceExhaustedError) and the bytes, where nothing sees them
-        sizes = lengths.astype(np.int64) * row
-        total = _checked_total(sizes)  # == value.size, which exists
-        flat = np.ascontiguousarray(value).reshape(-1)
-        srco = _exclusive_cumsum(sizes)
-        if total and add.any():
-            uidx, uoff, store = self._stage_sums(idx, sizes, flat, srco, add)
-            self._commit_sums(uidx, uoff, store, idx, sids, tab, es2, cell, cell_value)  # a gradient array: static size
-            return
-        self._reserve(size2)
-        slots = idx[fresh]
-        offs = self._alloc(slots, sizes[fresh])
-        if total:
-            if slots.size == n_new:
-                self._put_segments(offs, flat, srco, sizes, total)
-            else:
-                self._put_segments(offs, flat, srco[fresh], sizes[fresh], -1)
-        es2, fast2 = self._es_commit(es2)
-        # commit
-        s = self
-        s.offsets[slots], s.state[idx], s.shape_id[idx], s.marked_size, s.size, s._tab, s._es, s._fast_shape, cell[0] = (  # noqa: E501
-            offs, WRITTEN | DATA, sids, marked, max(s.size, size2), tab, es2, fast2, cell_value
-        )
-        self._note_fast(s0, int(sids[0]))  # fast paths when element 0's shape fills a dense row
+            E.py_split(self._s, _bytes(value), lens, shape, self._numeric, k7)
+        else:
+            _, cell[0] = E.py_split(self._s, _bytes(value), lens, shape, self._numeric, k7), cell_value
+        if lens.size:
+            self._arm((int(lens[0]),) + tuple(value.shape[1:]))  # when element 0's shape fills a dense row
 
     # ------------------------------------------------------------------ gradients
     def copy_shapes_from(self, fwd, prepend):
@@ -1081,21 +504,7 @@ class Storage:
         Called on a new gradient array before anything can see it.  Raises InvalidArgumentError
         (before changing anything) when a prepended shape has more than 2**63 - 1 items.
         """
-        n = fwd.size
-        written = (fwd.state[:n] & WRITTEN) != 0
-        if not written.any():
-            return
-        fsids = fwd.shape_id[:n][written]
-        if (fsids == fsids[0]).all():  # one shape (the common case): no np.unique (about 10 us)
-            usids, inverse = fsids[:1], np.zeros(fsids.size, np.intp)
-        else:
-            usids, inverse = np.unique(fsids, return_inverse=True)
-        try:
-            mapped, tab = self._plan_shapes([tuple(prepend) + fwd.shapes[s] for s in usids])
-        except InvalidArgumentError as e:  # TF aborts here
-            raise _messages.error("NT-prepend-int64", prepend=shape_str(prepend), message=e.message) from None
-        ids = np.array(mapped, dtype=np.int32)[inverse.reshape(-1)]
-        self.state[:n][written], self.shape_id[:n][written], self._tab = WRITTEN, ids, tab
+        E.py_copy_shapes(self._s, fwd._s, np.array(prepend, dtype=np.int64))
 
     # ------------------------------------------------------------------ pickling
     # Format 1 of the pickled state (a dict of Python values and 1-D ndarrays, no numba object):
@@ -1126,34 +535,34 @@ class Storage:
         import re
 
         with self.lock:
+            self._current()
             n = self.size
             bits = np.array(self.state[:n], dtype=np.uint8)
             written = (bits & WRITTEN) != 0
-            tab = self._tab
+            items_of = self._items
             usids, inverse = np.unique(self.shape_id[:n][written], return_inverse=True)
             shape_id = np.full(n, -1, dtype=np.int32)
             shape_id[written] = inverse.reshape(-1)
-            shapes = [tuple(int(d) for d in tab[0][k]) for k in usids.tolist()]
+            shapes = [tuple(int(d) for d in self._shapes[k]) for k in usids.tolist()]
             idx = np.flatnonzero((bits & (WRITTEN | DATA)) == (WRITTEN | DATA))
-            sizes = tab[3][self.shape_id[idx]] if idx.size else np.zeros(0, dtype=np.int64)
+            sizes = items_of[self.shape_id[idx]] if idx.size else np.zeros(0, dtype=np.int64)
             src = self.offsets[idx].astype(np.int64)
             keep = sizes > 0
             src, sizes = src[keep], sizes[keep]
             total = _checked_total(sizes)
             data = np.empty(total, dtype=self.dtype)
             if total:
-                held = 0 if self.data is None else self.data.size
+                held = self._data.size
                 bad = _first((src < 0) | (src > held - sizes))
                 if bad < src.size:
-                    raise self._err_corrupt(int(idx[keep][bad]))
-                kern = _kernels._gather_segments_par if _parallel(total) else _kernels._gather_segments
-                kern(_copy_view(self.data), src, sizes, _exclusive_cumsum(sizes), _copy_view(data))
+                    raise _messages.error("NT-corrupt", name=self._name, index=int(idx[keep][bad]))
+                _kernels._gather_segments(_copy_view(self._data), src, sizes, _exclusive_cumsum(sizes), _copy_view(data))
             es = self._es
             grads = dict(self.grads)
-            name = self.name
+            name = self._name
             flags = (
                 self.dynamic_size, self.clear_after_read, self.identical, self.is_grad, self.closed,
-                self.gradients_disallowed, self.marked_size,
+                self.gradients_disallowed, int(self.marked_size),
             )  # fmt: skip
         source = None
         if flags[3]:  # "<forward base>_<counter>@<source>": the last "_<digits>@" splits it
@@ -1185,7 +594,7 @@ class Storage:
     def __setstate__(self, state):
         """Rebuild an array from :meth:`__getstate__`'s dict: a new, independent, registered array.
 
-        It gets a new lock and a new unique name: ``new_name(base)`` for a forward array;
+        It gets a new struct, a new lock and a new unique name: ``new_name(base)`` for a forward array;
         for a gradient array ``"<forward name>@<source>"``, with its forward array's new
         name when that is unpickled with it (the forward array renames it), else a new
         forward-style name.  Elements holding data are laid out dense when they all have
@@ -1255,51 +664,47 @@ class Storage:
             raise bad("grads must map str to gradient arrays")
         if is_grad and not isinstance(source, str):
             raise bad("a gradient array without its source")
-        tab = _new_table(shapes)
+        dims, starts, items = shape_table(shapes)
         idx = np.flatnonzero((b & _WD) == _WD)
-        sizes = tab[3][sid[idx]] if idx.size else np.zeros(0, dtype=np.int64)
+        sizes = items[sid[idx]] if idx.size else np.zeros(0, dtype=np.int64)
         if _checked_total(sizes) != data_in.size:
             raise bad(f"{data_in.size} data items for elements of {_checked_total(sizes)}")
         # the buffers: dense rows when every stored element has one width, else one ragged run
-        meta = _meta_buffers(n)
-        meta[3][:] = bits
-        meta[4][written] = sid[written]
+        state = np.array(bits, dtype=np.uint8)
+        shape_id = np.zeros(n, np.int32)
+        shape_id[written] = sid[written]
+        offsets = np.zeros(n, np.int64)
         flat = np.ascontiguousarray(data_in, dtype=dtype)  # native byte order
         widths = np.unique(sizes[sizes > 0])
-        layout, width, used, data = _NONE, 0, 0, None
+        layout, width, used, data = _NONE, 0, 0, np.empty(0, dtype)
         full = sizes > 0
         rows = 0
-        if widths.size == 1:  # dense when the memory policy allows (see Storage._dense_rows)
+        if widths.size == 1:  # dense when the memory policy allows (the engine's _dense_rows)
             top = int(idx[full][-1]) + 1
             rows = _dense_choice(n, top, 0, int(np.count_nonzero(full)), int(widths[0]) * dtype.itemsize)
         if rows:
             layout, width = _DENSE, int(widths[0])
             data = _new(rows * width, dtype, zeros=True)  # no stale bytes of freed memory in it
             data.reshape(rows, width)[idx[full]] = flat.reshape(-1, width)
-            meta[5][idx] = idx * width
+            offsets[idx] = idx * width
         elif widths.size:
             layout, used, data = _RAGGED, int(flat.size), flat.copy()
-            meta[5][idx] = _exclusive_cumsum(sizes)
-        self.dtype = dtype
-        self._fast_shape, self._fast_sid, self._fast_rows, self._fast_n = None, -1, None, 0
-        self._es = es
-        self.dynamic_size, self.clear_after_read, self.identical = flags
-        self.is_grad, self.marked_size, self.closed, self.gradients_disallowed = is_grad, marked, closed, disallowed
+            offsets[idx] = _exclusive_cumsum(sizes)
+        h = E.header(dtype, DENSE_SLACK_BYTES, DENSE_FACTOR)
+        h[SIZE] = h[CAP] = n
+        h[USED], h[WIDTH], h[LAYOUT] = used, width, layout
+        h[DYN], h[CAR], h[IDENT], h[ISGRAD] = flags + [is_grad]
+        h[CLOSED], h[DISALLOWED], h[MARKED], h[NSHAPES], h[FASTSID] = closed, disallowed, marked, len(shapes), -1
+        es_arr, h[ES_KNOWN] = _partial(es)
+        fwd_name = _registry.new_name(base)
+        name = f"{fwd_name}@{source}" if is_grad else fwd_name
+        s = E.new_state(data.view(np.uint8), state, shape_id, offsets, h, dims, starts, items, es_arr, _NO_DIMS, name)
+        self._adopt(s, name, dtype)
         self.grads = grads
-        self.lock = threading.Lock()
-        self._jit = None
-        self.size = self.cap = n
-        self._st, self._sidb, self._offb, self.state, self.shape_id, self.offsets = meta
-        self._tab = tab
-        self.layout, self.width, self.used, self.data = layout, width, used, data
         if layout == _DENSE:  # the fast paths, as the write of that shape would have armed them
             fsids = np.unique(sid[idx[sizes > 0]])
             if fsids.size == 1:
-                shape = shapes[int(fsids[0])]
-                if is_compatible(es, shape) and (not self.identical or es == shape):
-                    self._note_fast(shape, int(fsids[0]))
-        fwd_name = _registry.new_name(base)
-        self.name = f"{fwd_name}@{source}" if is_grad else fwd_name
+                self._arm(shapes[int(fsids[0])])
         _registry.register(self)
         for src_name, g in grads.items():  # gradient arrays unpickled with it take its new name
             _registry._rename(g, f"{self.name}@{src_name}")

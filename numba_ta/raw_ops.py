@@ -53,6 +53,7 @@ import numpy as np
 from . import _messages, _registry
 from ._dtypes import as_dtype, to_array, to_index, to_index_array, unsupported
 from ._shapes import as_partial, as_shape_tensor, partial_str, shape_str
+from ._engine import DYN
 from ._storage import Storage
 from .errors import OpError
 
@@ -855,10 +856,10 @@ def _grad(
             )
             g.copy_shapes_from(fwd, prepend)
             handle_out = _registry.register(g)
-            fwd.grads[source], fwd.dynamic_size = g, False  # the commit: one statement
+            fwd.grads[source], fwd.hdr[DYN] = g, 0  # the commit: one statement
         else:
             handle_out = _registry.TensorArrayHandle(g)
-            fwd.dynamic_size = False
+            fwd.hdr[DYN] = 0
     return handle_out, np.float32(0.0)
 
 
