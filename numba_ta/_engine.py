@@ -7,13 +7,14 @@ rank) with these fields:
 
 ``data``, ``state``, ``shape_id``, ``offsets``
     The flat element buffer and the per-element metadata (state bits, interned
-    shape id, data offset), as :mod:`numba_ta._storage` lays them out, except
-    that ``data`` holds the items' bytes (a uint8 view of Storage's buffer):
-    offsets, sizes and the layout's width count items, ``hdr[ITEMSIZE]`` bytes
-    each.  So the state machine is compiled once, not once per dtype (its first
-    compilation takes most of a minute); only a gradient sum looks at the items'
-    type (:func:`_add`, by ``hdr[DTYPE]``).  Values come in and results go out as
-    bytes too: callers view them as their dtype.
+    shape id, data offset), laid out as :mod:`numba_ta._storage` describes,
+    except that ``data`` holds the items' bytes (``Storage.data`` is a view of
+    it as the array's dtype): offsets, sizes and the layout's width count
+    items, ``hdr[ITEMSIZE]`` bytes each.  So the state machine is compiled once,
+    not once per dtype (its first compilation takes most of a minute); only a
+    gradient sum looks at the items' type (:func:`_add`, by ``hdr[DTYPE]``).
+    Values come in and results go out as bytes too: callers view them as
+    their dtype.
 ``hdr``
     The scalars (size, capacity, layout, flags, dtype...), one int64 array
     indexed by the constants below (:func:`header` makes one).
@@ -43,10 +44,10 @@ array as it was and interns nothing.  Changes that replace a field (growth,
 an interned shape, a new element shape) bump ``hdr[GEN]``.
 
 They are compiled into the callers' code (``register_jitable``): the methods
-of a TensorArray inside users' ``@njit`` functions (:mod:`numba_ta._jit`).
-The Python layer (:class:`numba_ta._storage.Storage`) does not call them yet:
-it still has its own state machine, which ``tests/test_engine.py`` holds equal
-to this one op by op (moving it onto the engine is the next step).
+of a TensorArray inside users' ``@njit`` functions (:mod:`numba_ta._jit`), and
+the ``py_*`` entries at the end of this module, through which the Python
+layer (:class:`numba_ta._storage.Storage`, which holds the struct as its one
+state) runs every op but its two fast paths.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, types
+from numba import objmode, types
 from numba.core import cgutils, config
 from numba.core.extending import intrinsic, overload, register_jitable
 from numba.experimental import structref
@@ -270,13 +271,14 @@ if getattr(config, "DISABLE_JIT", False):  # the engine runs as Python: a plain 
 
 else:
 
-    @njit  # a dispatcher types its arguments in C; StateProxy(...) from Python would type them in Python (~100 us)
+    # a dispatcher types its arguments in C; StateProxy(...) from Python would type them in Python (~100 us)
+    @_kernels._kernel()
     def new_state(data, state, shape_id, offsets, hdr, dims, starts, items, es, ces, name):
         """Return a new state struct holding the given fields (in :data:`FIELDS` order)."""
         return StateProxy(data, state, shape_id, offsets, hdr, dims, starts, items, es, ces, name)
 
 
-@njit(cache=True)
+@_kernels._kernel()
 def fields_of(s):
     """Return the struct's fields, in :data:`FIELDS` order (its buffers are shared, not copied)."""
     return s.data, s.state, s.shape_id, s.offsets, s.hdr, s.dims, s.starts, s.items, s.es, s.ces, s.name
@@ -571,6 +573,25 @@ def _check_rank(s, index, rank, want):
 
 
 # --------------------------------------------------------------------------- room
+def _zeros_meta(n):
+    """Return ``(state, shape_id, offsets, failed)``: zeroed metadata for ``n`` slots, or the dtype that did not fit.
+
+    Python (called from compiled code in object mode): numpy's zeros take zeroed pages from
+    the OS lazily, so metadata for a large capacity costs no memory until its slots are used
+    (Numba's ``np.zeros`` would write every byte).
+    """
+    out = []
+    for t, tf in ((np.uint8, "uint8"), (np.int32, "int32"), (np.int64, "int64")):
+        try:
+            out.append(np.zeros(n, t))
+        except (MemoryError, ValueError):  # ValueError: more items than an intp holds
+            return _NO_U8, _NO_I32, _NO_I64, tf
+    return out[0], out[1], out[2], ""
+
+
+_NO_U8, _NO_I32, _NO_I64 = np.zeros(0, np.uint8), np.zeros(0, np.int32), np.zeros(0, np.int64)
+
+
 @register_jitable
 def _reserve(s, n):
     """Room for ``n`` slots in the metadata (geometric growth; new slots unwritten)."""
@@ -580,10 +601,10 @@ def _reserve(s, n):
         return
     newcap = max(n, 2 * cap, 8)
     m = min(cap, s.state.size)
-    shape = _one(newcap)
-    state = _new(newcap, s.state, True, shape, "uint8")
-    shape_id = _new(newcap, s.shape_id, True, shape, "int32")
-    offsets = _new(newcap, s.offsets, True, shape, "int64")
+    with objmode(state="uint8[::1]", shape_id="int32[::1]", offsets="int64[::1]", failed="unicode_type"):
+        state, shape_id, offsets, failed = _zeros_meta(newcap)
+    if len(failed):
+        raise ResourceExhaustedError(_oom(_one(newcap), failed))
     state[:m] = s.state[:m]
     shape_id[:m] = s.shape_id[:m]
     offsets[:m] = s.offsets[:m]
@@ -1480,62 +1501,63 @@ def copy_shapes(g, f, prepend):
 # --------------------------------------------------------------------------- entries for the Python layer
 # One compiled function per op, specialised only on the struct's type and the arguments' fixed
 # types (bytes, int64 arrays, ints, bools, str), so each compiles once for every dtype and rank.
-# Cached: a read-only install recompiles them in each process (about a minute in all).
-@njit(cache=True)
+# Cached, and loaded with signals held back, as the kernels are (``_kernels._kernel``); a read-only
+# install compiles them in each process (about a minute in all).
+@_kernels._kernel()
 def py_write(s, index, flat, shape, numeric):
     """:func:`write` for the Python layer."""
     write(s, index, flat, shape, numeric)
 
 
-@njit(cache=True)
+@_kernels._kernel()
 def py_read(s, index):
     """:func:`read` for the Python layer: ``(flat, shape)``."""
     return read(s, index, -1)
 
 
-@njit(cache=True)
+@_kernels._kernel()
 def py_gather(s, idx, attr, attr_known, view):
     """:func:`gather` for the Python layer: ``(flat, shape)``."""
     return gather(s, idx, attr, attr_known, -1, view)
 
 
-@njit(cache=True)
+@_kernels._kernel()
 def py_concat(s, attr, attr_known):
     """:func:`concat` for the Python layer: ``(flat, shape, lengths)``."""
     return concat(s, attr, attr_known, -1)
 
 
-@njit(cache=True)
+@_kernels._kernel()
 def py_scatter(s, idx, flat, rows, row, numeric):
     """:func:`scatter` for the Python layer."""
     scatter(s, idx, flat, rows, row, numeric)
 
 
-@njit(cache=True)
+@_kernels._kernel()
 def py_split(s, flat, lens, vshape, numeric, k7):
     """:func:`split` for the Python layer."""
     split(s, flat, lens, vshape, numeric, k7)
 
 
-@njit(cache=True)
+@_kernels._kernel()
 def py_close(s):
     """:func:`close` for the Python layer."""
     close(s)
 
 
-@njit(cache=True)
+@_kernels._kernel()
 def py_copy_shapes(g, f, prepend):
     """:func:`copy_shapes` for the Python layer."""
     copy_shapes(g, f, prepend)
 
 
-@njit(cache=True)
+@_kernels._kernel()
 def set_name(s, name):
     """Rename the array (its messages name it)."""
     s.name = name
 
 
-@njit(cache=True)
+@_kernels._kernel()
 def set_ces(s, ces):
     """Replace the class's element shape array (another rank)."""
     s.ces = ces

@@ -71,9 +71,7 @@ from ._engine import (
     CES_CHANGED,
     CLASS_KNOWN,
     CLOSED,
-    DISALLOWED,
     DYN,
-    ES_CHANGED,
     ES_KNOWN,
     FASTSID,
     GEN,
@@ -83,9 +81,7 @@ from ._engine import (
     LAYOUT,
     MARKED,
     NHDR,
-    NSHAPES,
     SIZE,
-    USED,
     WIDTH,
     _buf,
     _cast,
@@ -227,6 +223,9 @@ def _enter(ta):
         raise
 
 
+_arrays_of = E.fields_of  # the struct's fields (a module name: _sync looks it up here)
+
+
 def _sync(st, ta):
     """Take over a change of the class's element shape made in compiled code (``hdr[CES_CHANGED]``).
 
@@ -236,7 +235,7 @@ def _sync(st, ta):
     h = st.hdr
     if not h[CES_CHANGED]:
         return
-    ces = E.fields_of(st._s)[9]
+    ces = _arrays_of(st._s)[9]
     cell = tuple(None if d < 0 else d for d in ces.tolist()) if h[CLASS_KNOWN] else None
     cells = ta._element_shape
     shape = cells[0] if cells[0]._dims == cell else TensorShape(cell)

@@ -64,8 +64,8 @@ such check):
 * ``NT-shape-int64``: an element shape with more than ``2**63 - 1`` items.
 * ``NT-prepend-int64``: the same, for a shape made with ``shape_to_prepend``:
   the error ``{message}`` with the prepended shape in front.
-* ``NT-corrupt``, ``NT-corrupt-write`` (``InternalError``): an element, or a
-  write, outside the array's storage (a numba_ta bug).
+* ``NT-corrupt`` (``InternalError``): an element outside the array's storage
+  (a numba_ta bug).
 * ``NT-flow-scalar``: a ``flow_in`` that is not a scalar.
 * ``NT-handle`` (``InvalidArgumentError``) and ``NT-handle-type``
   (``TypeError``): a ``handle`` argument that is not a TensorArray handle.
@@ -300,7 +300,6 @@ MESSAGES: Mapping[str, tuple[type[Exception], str]] = MappingProxyType(
             InternalError,
             "TensorArray {name}: element {index} points outside the array's storage (a numba_ta bug).",
         ),
-        "NT-corrupt-write": (InternalError, "TensorArray {name}: a write would land outside the array's storage."),
         "NT-flow-scalar": (_IA, "flow_in must be a float32 scalar, got {flow_in!r}"),
         "NT-handle": (_IA, _HANDLE),
         "NT-handle-type": (TypeError, _HANDLE),

@@ -124,7 +124,7 @@ def _checked_total(sizes):
 
 
 def _dense_choice(cap, top, have, stored, row_bytes):
-    """The memory policy (the engine's ``_dense_rows``) for an array laid out from Python (unpickling)."""
+    """Apply the memory policy (the engine's ``_dense_rows``) to an array laid out from Python (unpickling)."""
     budget = max(DENSE_SLACK_BYTES, DENSE_FACTOR * stored * row_bytes)
     for rows in (max(cap, top), max(top, 2 * have), top):
         if rows * row_bytes <= budget:
@@ -147,7 +147,7 @@ def _new(shape, dtype, zeros=False):
 
 
 def _partial(es):
-    """A partial shape (tuple of int/None, or None) as the engine holds it: ``(dims with -1 for unknown, known)``."""
+    """Return a partial shape (tuple of int/None, or None) as the engine holds it: ``(dims, -1 for unknown; known)``."""
     if es is None:
         return _NO_DIMS, False
     return np.array([-1 if d is None else d for d in es], dtype=np.int64), True
@@ -164,7 +164,7 @@ def shape_table(shapes):
 
 
 def _bytes(value):
-    """The items of ``value`` (an ndarray), C order, as a flat uint8 array (no copy when it is contiguous)."""
+    """Return the items of ``value`` (an ndarray), C order, as a flat uint8 array (no copy when contiguous)."""
     return np.ascontiguousarray(value).reshape(-1).view(np.uint8)
 
 
@@ -175,6 +175,26 @@ class Storage:
     of it, is what commits write); ``state``, ``shape_id``, ``offsets`` and ``data``
     are numpy views of the struct's buffers (``data`` None while nothing is stored).
     """
+
+    # set by _refresh (one statement, through a local name): the views of the struct
+    hdr: memoryview
+    _hdr: np.ndarray
+    _raw: np.ndarray
+    _data: np.ndarray
+    _state: np.ndarray
+    _shape_id: np.ndarray
+    _offsets: np.ndarray
+    _st: memoryview
+    _sidb: memoryview
+    _offb: memoryview
+    _items: np.ndarray
+    _shapes: list
+    _es: tuple | None
+    _fast_shape: tuple | None
+    _fast_sid: int
+    _fast_rows: np.ndarray | None
+    _fast_n: int
+    _gen: int
 
     def __init__(
         self,
@@ -197,12 +217,15 @@ class Storage:
         h[FASTSID] = -1
         es, h[ES_KNOWN] = _partial(element_shape)
         meta = [_new(size, t, zeros=True) for t in (np.uint8, np.int32, np.int64)]  # lazily zeroed pages
-        dims, starts, items = shape_table([])
-        s = E.new_state(np.empty(0, np.uint8), *meta, h, dims, starts, items, es, _NO_DIMS, name)
-        self._adopt(s, name, dtype)
+        fields = (np.empty(0, np.uint8), *meta, h, *shape_table([]), es, _NO_DIMS, name)
+        self._adopt(E.new_state(*fields), name, dtype, fields)
 
-    def _adopt(self, s, name, dtype):
-        """Take the struct ``s`` as this array's state (a new array: lock, no gradient arrays)."""
+    def _adopt(self, s, name, dtype, fields=None):
+        """Take the struct ``s`` as this array's state (a new array: lock, no gradient arrays).
+
+        ``fields``: the arrays ``s`` was made of, when the caller has them (the struct shares
+        their memory), else they are looked up.
+        """
         self._s = s
         self._name = name
         self.dtype = dtype
@@ -212,7 +235,7 @@ class Storage:
         self._jit = None  # numba_ta._jit's bookkeeping, made when the array is first passed to @njit code
         self._shapes = []
         self._gen = -1
-        self._refresh(E.fields_of(s))
+        self._refresh(fields or E.fields_of(s))
         self.clear_after_read = bool(self.hdr[CAR])
         self.identical = bool(self.hdr[IDENT])
         self.is_grad = bool(self.hdr[ISGRAD])
@@ -244,7 +267,7 @@ class Storage:
         es_t = tuple(None if d < 0 else d for d in es.tolist()) if h[ES_KNOWN] else None
         data = raw.view(self.dtype)
         s = self
-        s.hdr, s._hdr, s._raw, s._data, s.state, s.shape_id, s.offsets, s._st, s._sidb, s._offb, s._items, s._shapes, s._es, s._fast_shape, s._fast_sid, s._fast_rows, s._fast_n, s._gen = (h, hdr, raw, data, state, shape_id, offsets, memoryview(state), memoryview(shape_id), memoryview(offsets), items, shapes, es_t, None, -1, None, 0, gen)  # noqa: E501  # fmt: skip
+        s.hdr, s._hdr, s._raw, s._data, s._state, s._shape_id, s._offsets, s._st, s._sidb, s._offb, s._items, s._shapes, s._es, s._fast_shape, s._fast_sid, s._fast_rows, s._fast_n, s._gen = (h, hdr, raw, data, state, shape_id, offsets, memoryview(state), memoryview(shape_id), memoryview(offsets), items, shapes, es_t, None, -1, None, 0, gen)  # noqa: E501  # fmt: skip
         if armed is not None:
             self._arm(armed)
 
@@ -336,9 +359,27 @@ class Storage:
 
     @property
     def data(self):
-        """ndarray or None: the flat data buffer, of the array's dtype (None while nothing is stored)."""
+        """Ndarray or None: the flat data buffer, of the array's dtype (None while nothing is stored)."""
         h = self._current()
         return None if h[LAYOUT] == _NONE and not self._raw.size else self._data
+
+    @property
+    def state(self):
+        """Ndarray of uint8: the element state bits (``WRITTEN``, ``READ``, ``CLEARED``, ``DATA``), one per slot."""
+        self._current()
+        return self._state
+
+    @property
+    def shape_id(self):
+        """Ndarray of int32: each slot's interned shape id (an index into :attr:`shapes`)."""
+        self._current()
+        return self._shape_id
+
+    @property
+    def offsets(self):
+        """Ndarray of int64: each slot's offset into :attr:`data`, in items."""
+        self._current()
+        return self._offsets
 
     @property
     def element_shape(self):
@@ -386,6 +427,7 @@ class Storage:
         TF deletes the gradient arrays too (in the same statement as the engine's close).
         """
         _, self.grads = E.py_close(self._s), {}
+        self._refresh()  # the views of the old buffers go: they are freed now
 
     # ------------------------------------------------------------------ write
     def write(self, index, value, cell=None, cell_value=None):
@@ -556,7 +598,8 @@ class Storage:
                 bad = _first((src < 0) | (src > held - sizes))
                 if bad < src.size:
                     raise _messages.error("NT-corrupt", name=self._name, index=int(idx[keep][bad]))
-                _kernels._gather_segments(_copy_view(self._data), src, sizes, _exclusive_cumsum(sizes), _copy_view(data))
+                dst = _exclusive_cumsum(sizes)
+                _kernels._gather_segments(_copy_view(self._data), src, sizes, dst, _copy_view(data))
             es = self._es
             grads = dict(self.grads)
             name = self._name
@@ -698,8 +741,8 @@ class Storage:
         es_arr, h[ES_KNOWN] = _partial(es)
         fwd_name = _registry.new_name(base)
         name = f"{fwd_name}@{source}" if is_grad else fwd_name
-        s = E.new_state(data.view(np.uint8), state, shape_id, offsets, h, dims, starts, items, es_arr, _NO_DIMS, name)
-        self._adopt(s, name, dtype)
+        fields = (data.view(np.uint8), state, shape_id, offsets, h, dims, starts, items, es_arr, _NO_DIMS, name)
+        self._adopt(E.new_state(*fields), name, dtype, fields)
         self.grads = grads
         if layout == _DENSE:  # the fast paths, as the write of that shape would have armed them
             fsids = np.unique(sid[idx[sizes > 0]])

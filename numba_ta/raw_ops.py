@@ -52,8 +52,8 @@ import numpy as np
 
 from . import _messages, _registry
 from ._dtypes import as_dtype, to_array, to_index, to_index_array, unsupported
-from ._shapes import as_partial, as_shape_tensor, partial_str, shape_str
 from ._engine import DYN
+from ._shapes import as_partial, as_shape_tensor, partial_str, shape_str
 from ._storage import Storage
 from .errors import OpError
 

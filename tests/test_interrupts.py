@@ -10,8 +10,9 @@ result computed from elements that the op already cleared.  Two methods check it
 
 1. Deterministic interruption (:func:`run_harness`).  The op runs under :func:`sys.settrace`; the
    tracer counts the events of frames whose code lives in numba_ta's package (``'call'``,
-   ``'line'`` and ``'return'`` events; ``numba_ta/_kernels.py`` is excluded, compiled kernels have
-   no frames, and numba's own frames are never traced) and raises ``KeyboardInterrupt`` at the
+   ``'line'`` and ``'return'`` events; ``numba_ta/_kernels.py`` and ``numba_ta/_engine.py`` are
+   excluded, compiled kernels and engine ops have no frames, and numba's own frames are never
+   traced) and raises ``KeyboardInterrupt`` at the
    k-th one, for k = 1, 2, ... until the op runs through without being interrupted.  After each
    interrupted run:
 
@@ -100,6 +101,7 @@ import pytest
 
 import numba_ta
 from numba_ta import TensorArray, _registry, raw_ops
+from numba_ta._engine import SIZE
 from numba_ta.errors import OpError
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -108,6 +110,7 @@ from storage_view import C, D, R, W, valid_bits  # noqa: E402
 F0 = np.float32(0.0)
 PKG_DIR = os.path.dirname(os.path.abspath(numba_ta.__file__)) + os.sep
 KERNELS_FILE = os.path.join(PKG_DIR, "_kernels.py")
+ENGINE_FILE = os.path.join(PKG_DIR, "_engine.py")  # the engine's ops are compiled: no frames either
 THIS_FILE = os.path.abspath(__file__)
 
 
@@ -253,7 +256,7 @@ def _short(v):
 
 def in_numba_ta(code):
     fn = code.co_filename
-    return fn.startswith(PKG_DIR) and fn != KERNELS_FILE
+    return fn.startswith(PKG_DIR) and fn not in (KERNELS_FILE, ENGINE_FILE)
 
 
 @functools.cache
@@ -1064,10 +1067,10 @@ def _toy_restores_in_finally(ctx):
     s = ctx.arrays[0].storage
     old = s.size
     try:
-        s.size = 99
+        s.hdr[SIZE] = 99
         _toy_fail()
     finally:
-        s.size = old
+        s.hdr[SIZE] = old
 
 
 def test_harness_classifies_an_op_that_changes_nothing_as_unchanged():

@@ -397,8 +397,9 @@ def test_interrupt_while_leaving_a_compiled_call_leaves_the_array_done(monkeypat
         return 0
 
     rows = np.arange(60.0).reshape(20, 3)
-    a = numba_ta.TensorArray(np.float64, size=0, dynamic_size=True, element_shape=[3])
-    b = numba_ta.TensorArray(np.float64, size=0, dynamic_size=True, element_shape=[3])
+    # the class's element shape [None] becomes [3] inside the call: leaving takes it over (the sync)
+    a = numba_ta.TensorArray(np.float64, size=0, dynamic_size=True, element_shape=[None])
+    b = numba_ta.TensorArray(np.float64, size=0, dynamic_size=True, element_shape=[None])
     grow(a, rows)  # compiles; a is the uninterrupted twin
     real, calls = _jit._arrays_of, []
 
@@ -420,6 +421,7 @@ def test_interrupt_while_leaving_a_compiled_call_leaves_the_array_done(monkeypat
     sa.pop("name", None)
     sb.pop("name", None)
     assert same_snapshot(sa, sb)  # the compiled call's writes are all there
+    assert b.element_shape == a.element_shape == numba_ta.TensorShape([3])  # and the class's shape
     np.testing.assert_array_equal(b.stack(), rows)
     assert j_size(b) == 20
 

@@ -4,10 +4,14 @@ import numba
 import numpy as np
 import pytest
 
+from numba_ta import _engine as E
 from numba_ta import _kernels, _storage
 
-DISPATCHERS = {
-    name: obj for name, obj in vars(_kernels).items() if isinstance(obj, numba.core.registry.CPUDispatcher)
+DISPATCHERS = {  # the kernels and the engine's entries for the Python layer
+    name: obj
+    for module in (_kernels, E)
+    for name, obj in vars(module).items()
+    if isinstance(obj, numba.core.registry.CPUDispatcher)
 }
 
 
@@ -118,7 +122,11 @@ def test_repeats_match_np_unique(rng, span):
             want[np.unique(idx, return_index=True)[1]] = False
         else:
             want = want[:0]
-        np.testing.assert_array_equal(_storage._not_first_occurrence(idx), want)
+        mask = np.empty(m, dtype=bool)
+        if m:
+            keys, seen = E._repeat_keys(idx.astype(np.int64))
+            _kernels._mark_repeats(keys, seen, mask)
+        np.testing.assert_array_equal(mask, want)
 
 
 def test_wide_indices_repeats_are_errors_at_the_right_position():
@@ -150,7 +158,7 @@ def _fresh_function(name):
 
 @pytest.mark.skipif(numba.config.DISABLE_JIT, reason="NUMBA_DISABLE_JIT=1: no dispatchers")
 def test_every_kernel_is_decorated_by_the_helper():
-    """Every dispatcher of the module went through ``_kernel`` (the one place of the decorator policy)."""
+    """Every dispatcher of the modules went through ``_kernel`` (the one place of the decorator policy)."""
     assert set(DISPATCHERS) == set(_kernels._KERNELS)
 
 
