@@ -77,7 +77,8 @@ CES_CHANGED = 19  # an op changed the class's element shape
 ITEMSIZE = 20  # bytes per item of the array's dtype (data holds the items' bytes)
 DTYPE = 21  # the array's dtype, as its position in DTYPES (float16 sums convert: Numba has no float16)
 SLACK, FACTOR = 22, 23  # the memory policy (see _dense_rows), set when the array is made
-NHDR = 24
+PARMIN = 24  # items a bulk copy must move to run in parallel (numba_ta.set_parallel_threshold; set by callers)
+NHDR = 25
 
 # The dtypes an array can have; ``hdr[DTYPE]`` is a position in this tuple.  ``data`` holds the
 # elements' bytes whatever the dtype, so the struct has one Numba type and the state machine
@@ -164,14 +165,15 @@ def dtype_code(dtype):
     return DTYPES.index(np.dtype(dtype))
 
 
-def header(dtype, slack=64 << 20, factor=2):
-    """Return a new ``hdr`` for an array of ``dtype``: zeros, with its dtype, item size and memory policy set."""
+def header(dtype, slack=64 << 20, factor=2, parmin=1 << 22):
+    """Return a new ``hdr`` for an array of ``dtype``: zeros, with its dtype, item size and policies set."""
     dt = np.dtype(dtype)
     h = np.zeros(NHDR, np.int64)
     h[ITEMSIZE] = dt.itemsize
     h[DTYPE] = dtype_code(dt)
     h[SLACK] = slack
     h[FACTOR] = factor
+    h[PARMIN] = parmin
     return h
 
 
@@ -999,6 +1001,23 @@ def _copy_items(fp, b, dp, o, w, isz):
 
 
 @register_jitable
+def _read_par(s, src, sids, items, width, out, isz):
+    """Copy the elements a bulk read plans (item offsets ``src``, -1: zeros) into ``out``, on Numba's threads."""
+    m = src.size
+    so = np.empty(m, np.int64)
+    sz = np.empty(m, np.int64)
+    oo = np.empty(m, np.int64)
+    b = 0
+    for k in range(m):
+        w = (width if width >= 0 else items[sids[k]]) * isz
+        so[k] = src[k] * isz if src[k] >= 0 else -1
+        sz[k] = w
+        oo[k] = b
+        b += w
+    _kernels._gather_segments_par(s.data, so, sz, oo, out)
+
+
+@register_jitable
 def _read_many(s, idx, sids, items, zsid, es, out, width, inplace=False):
     """Plan, copy (``width`` items per element into ``out``; -1: each element's own size) and commit.
 
@@ -1015,6 +1034,9 @@ def _read_many(s, idx, sids, items, zsid, es, out, width, inplace=False):
     if bad >= 0:
         raise InternalError(_CORRUPT.replace("{name}", s.name).replace("{index}", str(idx[bad])))
     isz = h[ITEMSIZE]
+    if not inplace and m > 1 and out.size // isz >= h[PARMIN]:
+        _read_par(s, src, sids, items, width, out, isz)
+        m = 0  # copied
     fp = _ptr(out)
     dp, _ = _buf(s, "data")
     b = 0
@@ -1234,11 +1256,25 @@ def _store_many(s, idx, flat, sizes, sids, add, fresh):
             offs[k] = _alloc1(s, idx[k], sizes[k], top, n_fresh, total)
     code = s.hdr[DTYPE]
     isz = s.hdr[ITEMSIZE]
+    par = m > 1 and total >= s.hdr[PARMIN] and not add.any()
+    if par:  # every element gets new room of its own: the copies can run on Numba's threads
+        db = np.empty(m, np.int64)
+        sb = np.empty(m, np.int64)
+        zb = np.empty(m, np.int64)
+        o = 0
+        for k in range(m):
+            db[k] = offs[k] * isz
+            sb[k] = o * isz
+            zb[k] = sizes[k] * isz
+            o += sizes[k]
+        _kernels._write_segments_par(s.data, db, flat, sb, zb)
     o = 0
     for k in range(m):
         i = idx[k]
         z = sizes[k]
-        if z:
+        if par:
+            s.offsets[i] = offs[k]
+        elif z:
             fo = o * isz
             if add[k]:
                 d0 = s.offsets[i] * isz

@@ -57,8 +57,8 @@ from numba.experimental import structref
 from numba.np.numpy_support import as_dtype, from_dtype
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
+from . import _config, _registry, _storage
 from . import _engine as E
-from . import _registry, _storage
 from ._engine import (
     _C,
     _D,
@@ -212,7 +212,7 @@ def _enter(ta):
                 E.set_ces(st._s, np.array([-1 if d is None else d for d in cell], dtype=np.int64))
                 call.cell = cell
             h[CLASS_KNOWN] = 1
-        h[INFER], h[FASTSID], h[CES_CHANGED] = bool(ta._infer_shape), -1, 0
+        h[INFER], h[FASTSID], h[CES_CHANGED], h[E.PARMIN] = bool(ta._infer_shape), -1, 0, _config.PARALLEL_MIN_ELEMENTS
         call.owner = me
         ref = call.ta
         if ref is None or ref() is not ta:
@@ -857,7 +857,8 @@ def new_array(dtype, size, dynamic_size, clear_after_read, tensor_array_name, ha
         raise TypingError(f"TensorArray in compiled code: size must be an int, not {size}")
     ta_type = array_type(np_dtype, ndim)
     itemsize, code = np_dtype.itemsize, E.dtype_code(np_dtype)
-    slack, factor = _storage.DENSE_SLACK_BYTES, _storage.DENSE_FACTOR  # the memory policy, as the compile saw it
+    # the memory policy and the parallel threshold, as the compile saw them
+    slack, factor, parmin = _storage.DENSE_SLACK_BYTES, _storage.DENSE_FACTOR, _config.PARALLEL_MIN_ELEMENTS
 
     def impl(dtype, size=None, dynamic_size=None, clear_after_read=None, tensor_array_name=None, handle=None,
              flow=None, infer_shape=True, element_shape=None, colocate_with_first_write_call=True,
@@ -905,6 +906,7 @@ def new_array(dtype, size, dynamic_size, clear_after_read, tensor_array_name, ha
         h[E.DTYPE] = code
         h[E.SLACK] = slack
         h[E.FACTOR] = factor
+        h[E.PARMIN] = parmin
         s.hdr = h
         s.dims = np.zeros(0, np.int64)
         s.starts = np.zeros(1, np.int64)

@@ -48,8 +48,8 @@ import threading
 
 import numpy as np
 
+from . import _config, _kernels, _messages
 from . import _engine as E
-from . import _kernels, _messages
 from ._dtypes import is_numeric, tf_name
 from ._engine import (
     CAP,
@@ -65,6 +65,7 @@ from ._engine import (
     LAYOUT,
     MARKED,
     NSHAPES,
+    PARMIN,
     SIZE,
     USED,
     WIDTH,
@@ -210,7 +211,7 @@ class Storage:
     ):
         dtype = np.dtype(dtype)
         size = int(size)
-        h = E.header(dtype, DENSE_SLACK_BYTES, DENSE_FACTOR)
+        h = E.header(dtype, DENSE_SLACK_BYTES, DENSE_FACTOR, _config.PARALLEL_MIN_ELEMENTS)
         h[SIZE] = h[CAP] = size
         h[DYN], h[CAR], h[IDENT], h[ISGRAD] = bool(dynamic_size), bool(clear_after_read), bool(identical_element_shapes), bool(is_grad)  # noqa: E501  # fmt: skip
         h[MARKED] = int(marked_size)
@@ -486,6 +487,7 @@ class Storage:
             merge(self.element_shape, attr_shape)  # TF merges the element shape first (its errors)
             raise _messages.error("G2", shape=shape_str(idx.shape))
         attr, known = _partial(attr_shape)
+        self.hdr[PARMIN] = _config.PARALLEL_MIN_ELEMENTS
         r = None
         out = (r := E.py_gather(self._s, idx.astype(np.int64, copy=False), attr, known, view))[0].view(self.dtype).reshape(r[1])  # noqa: E501  # fmt: skip
         self._current()
@@ -496,6 +498,7 @@ class Storage:
     def concat(self, except0):
         """Run ``TensorArrayConcatV3`` after lookup and K8; return ``(value, lengths)``."""
         attr, known = _partial(except0)
+        self.hdr[PARMIN] = _config.PARALLEL_MIN_ELEMENTS
         r = None
         out, lengths = (r := E.py_concat(self._s, attr, known))[0].view(self.dtype).reshape(r[1]), r[2]
         return out, lengths
@@ -511,6 +514,7 @@ class Storage:
             raise _messages.error("G2", shape=shape_str(idx.shape))
         idx = idx.astype(np.int64, copy=False)
         rows, row = value.shape[0], np.array(value.shape[1:], dtype=np.int64)
+        self.hdr[PARMIN] = _config.PARALLEL_MIN_ELEMENTS
         if cell is None:
             E.py_scatter(self._s, idx, _bytes(value), rows, row, self._numeric)
         else:
@@ -532,6 +536,7 @@ class Storage:
                 k7 = e.message
         lens = lengths.astype(np.int64, copy=False)
         shape = np.array(value.shape, dtype=np.int64)
+        self.hdr[PARMIN] = _config.PARALLEL_MIN_ELEMENTS
         if cell is None:
             E.py_split(self._s, _bytes(value), lens, shape, self._numeric, k7)
         else:
@@ -733,7 +738,7 @@ class Storage:
         elif widths.size:
             layout, used, data = _RAGGED, int(flat.size), flat.copy()
             offsets[idx] = _exclusive_cumsum(sizes)
-        h = E.header(dtype, DENSE_SLACK_BYTES, DENSE_FACTOR)
+        h = E.header(dtype, DENSE_SLACK_BYTES, DENSE_FACTOR, _config.PARALLEL_MIN_ELEMENTS)
         h[SIZE] = h[CAP] = n
         h[USED], h[WIDTH], h[LAYOUT] = used, width, layout
         h[DYN], h[CAR], h[IDENT], h[ISGRAD] = flags + [is_grad]

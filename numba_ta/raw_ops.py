@@ -84,11 +84,13 @@ def _unmask(e: BaseException) -> BaseException:
     """Return the exception hidden in ``e`` when a signal handler raised inside a C call that then returned.
 
     Python reports that as ``SystemError: ... returned a result with an exception set``, the
-    handler's exception (a ``KeyboardInterrupt``) as its cause: the user gets the cause.
+    handler's exception (a ``KeyboardInterrupt``) as its cause: the user gets the cause.  A
+    compiled call whose result boxing was interrupted (Numba calls back into Python there)
+    nests two such errors: the chain is followed to its end.
     """
-    cause = e.__cause__
-    if cause is not None and "returned a result with an exception set" in str(e):
-        return cause
+    masked = "returned a result with an exception set"
+    while e.__cause__ is not None and isinstance(e, SystemError) and masked in str(e):
+        e = e.__cause__
     return e
 
 
