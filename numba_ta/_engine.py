@@ -65,6 +65,17 @@ from ._dtypes import tf_name
 from ._messages import MESSAGES
 from .errors import InternalError, InvalidArgumentError, ResourceExhaustedError, UnimplementedError
 
+if not getattr(config, "DISABLE_JIT", False):
+    # The ops below embed the parallel copy kernels.  Numba links a cached function that contains
+    # parallel code against its threading layer when it loads it: loaded in a process whose layer
+    # was never started, such a function crashes (segfault) when it runs.  Users' cached functions
+    # that call a TensorArray's bulk methods embed them too, and load before any numba_ta code runs
+    # in the call, so the layer is started here, on import (cheap: the omp and tbb layers start
+    # their threads at the first parallel region).
+    from numba.np.ufunc.parallel import _launch_threads
+
+    _launch_threads()
+
 # hdr: the array's scalars
 SIZE, CAP, USED, WIDTH, LAYOUT, DYN, CAR, IDENT, ISGRAD, CLOSED, DISALLOWED = range(11)
 NSHAPES = 11  # interned shapes

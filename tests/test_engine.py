@@ -1,12 +1,14 @@
-"""The storage engine (``numba_ta._engine``) against the Python ``Storage``, op by op.
+"""The storage engine (``numba_ta._engine``) called as compiled code calls it, against the Python layer.
 
 Differential: an engine state struct and a ``Storage`` start equal (same size, flags,
 element shape); a random program of writes, reads, gathers, scatters, concats and splits
 (elements of ranks 0 to 2, several shapes, repeats, out-of-range and negative indices,
 soft zeros, gradient sums) runs on both.  After every op both give the same result or
 the same error (class and text), and their full states agree: element state bits,
-shapes and values, size, element shape, flags.  ``Storage`` is itself checked against
-TensorFlow and the reference model by the other suites.
+shapes and values, size, element shape, flags.  ``Storage`` runs the same engine through
+its compiled entries, plus its own Python fast paths for one-element writes and reads:
+this holds those fast paths, and the entries' conversions, to the engine.  The Python
+layer is itself checked against TensorFlow and the reference model by the other suites.
 
 The engine's ops are called through small ``@njit`` wrappers, as compiled code calls
 them; under ``NUMBA_DISABLE_JIT=1`` the same wrappers run the engine as Python.

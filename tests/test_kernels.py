@@ -195,3 +195,28 @@ def test_kernel_helper_lets_other_errors_through(monkeypatch):
     monkeypatch.setattr(_kernels, "_KERNELS", [])
     with pytest.raises(RuntimeError, match="some other numba failure"):
         _kernels._kernel()(_fresh_function("f"))
+
+
+_FIRST_OP = """
+import numpy as np
+from numba_ta import raw_ops
+
+h, f = raw_ops.TensorArrayV3(size=3, dtype=np.float32, element_shape=[2])
+print(raw_ops.TensorArrayGatherV3(handle=h, indices=[0, 1], flow_in=f, dtype=np.float32).tolist())
+"""
+
+
+def test_fresh_process_whose_first_op_is_a_bulk_op_loads_the_engine_from_the_cache():
+    """The engine's bulk ops embed parallel kernels: loaded from the cache, they need Numba's threading layer.
+
+    A gather as the very first op of a process (run twice: the second run loads everything
+    from the cache) must work; it crashed with a segfault when the layer was not started.
+    """
+    import subprocess
+    import sys
+
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-X", "faulthandler", "-c", _FIRST_OP], capture_output=True,
+                             text=True, timeout=900)  # fmt: skip
+        assert out.returncode == 0, out.stderr[-3000:]
+        assert out.stdout.strip() == "[[0.0, 0.0], [0.0, 0.0]]", out.stdout
