@@ -440,12 +440,29 @@ def _nitems(s):
 
 
 @register_jitable
+def _numpy_fits(shape, isz):
+    """Return whether numpy can make an array of ``shape``: ``isz`` times its nonzero dimensions fit an int64.
+
+    numpy refuses a larger one ("array is too big") even when a zero dimension leaves it empty.
+    """
+    n = isz
+    for d in shape:
+        if d:
+            if n > _INT64_MAX // d:
+                return False
+            n *= d
+    return True
+
+
+@register_jitable
 def _new_items(s, n, zeros, shape):
     """Return room for ``n`` items of the array's dtype (bytes; zeroed with ``zeros``); TF's OOM error for ``shape``.
 
-    ``n`` < 0 means more than 2**63 - 1 items.
+    ``n`` < 0 means more than 2**63 - 1 items.  Also refused: a ``shape`` numpy cannot make.
     """
     isz = s.hdr[ITEMSIZE]
+    if not _numpy_fits(shape, isz):
+        n = -1
     return _new(n * isz if 0 <= n <= _INT64_MAX // isz else -1, s.data, zeros, shape, _data_name(s))
 
 
@@ -1084,7 +1101,7 @@ def _result(s, idx, sids, zsid, es, n, shape):
     """
     name = _data_name(s)
     isz = s.hdr[ITEMSIZE]
-    ok = n >= 0 and n <= _INT64_MAX // isz
+    ok = n >= 0 and n <= _INT64_MAX // isz and _numpy_fits(shape, isz)
     out = s.data[:0].copy()
     if ok:
         try:
