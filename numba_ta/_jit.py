@@ -148,7 +148,7 @@ class _Call:
         self.cell = None  # the class's element shape last copied into the struct's ces
 
 
-_ARRAYS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # struct address -> its Storage
+_ARRAYS = _registry.WeakValues()  # struct address -> its Storage
 
 
 def _rank(st, ta):

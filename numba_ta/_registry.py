@@ -32,7 +32,65 @@ GRAD_CONTAINER = "_tensor_array_grads"
 
 _lock = threading.Lock()
 _counter = itertools.count()
-_live: weakref.WeakValueDictionary[str, Storage] = weakref.WeakValueDictionary()
+class WeakValues:
+    """A table of weak references to values, with no callback when a value dies.
+
+    ``weakref.WeakValueDictionary`` removes an entry from a callback that runs where the
+    value dies, in the middle of whatever code drops it: an exception a signal handler raises
+    there (Ctrl-C) is lost, Python only prints it as "ignored".  Here a dying value runs no
+    Python code; dead entries are dropped when the table has doubled since the last sweep.
+    Not locked: callers hold their own lock around it.
+
+    Examples
+    --------
+    >>> class Thing:
+    ...     pass
+    >>> t = WeakValues()
+    >>> x = Thing()
+    >>> t["x"] = x
+    >>> t.get("x") is x, len(t)
+    (True, 1)
+    >>> del x
+    >>> t.get("x"), len(t), t.keys()
+    (None, 0, [])
+    """
+
+    def __init__(self) -> None:
+        self._refs: dict = {}
+        self._sweep_at = 64
+
+    def __setitem__(self, key: object, value: object) -> None:
+        self._refs[key] = weakref.ref(value)
+        if len(self._refs) >= self._sweep_at:
+            live = {k: r for k, r in self._refs.items() if r() is not None}
+            self._refs, self._sweep_at = live, max(64, 2 * len(live))
+
+    def __delitem__(self, key: object) -> None:
+        del self._refs[key]
+
+    def get(self, key: object, default: object = None) -> object:
+        """Return the live value of ``key``, else ``default``."""
+        ref = self._refs.get(key)
+        value = None if ref is None else ref()
+        return default if value is None else value
+
+    def keys(self) -> list:
+        """Return the keys whose values are alive."""
+        return [k for k, r in list(self._refs.items()) if r() is not None]
+
+    def values(self) -> list:
+        """Return the values that are alive."""
+        return [v for v in (r() for r in list(self._refs.values())) if v is not None]
+
+    def __len__(self) -> int:
+        return len(self.values())
+
+    def clear(self) -> None:
+        """Forget every entry."""
+        self._refs.clear()
+
+
+_live = WeakValues()  # name -> Storage
 
 
 class TensorArrayHandle:
