@@ -83,6 +83,7 @@ from __future__ import annotations
 import dis
 import faulthandler
 import functools
+import gc
 import json
 import linecache
 import math
@@ -1642,6 +1643,10 @@ def test_sigalrm_keyboardinterrupt_stress_random_ops_all_or_nothing():
         except OpError:
             pass
     del arrs, warm
+    # other libraries' gc callbacks (distributed installs one) are Python code that runs at any
+    # allocation: an interrupt landing there is swallowed by Python ("ignored"), not numba_ta's to test
+    foreign_gc_callbacks = gc.callbacks[:]
+    gc.callbacks.clear()
     old_handler = signal.signal(signal.SIGALRM, on_alarm)
     faulthandler.dump_traceback_later(120, exit=True)  # safety net: a hang dumps tracebacks and exits
     t_end = time.monotonic() + 4.0
@@ -1697,6 +1702,7 @@ def test_sigalrm_keyboardinterrupt_stress_random_ops_all_or_nothing():
         armed[0] = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old_handler)
+        gc.callbacks[:] = foreign_gc_callbacks
         faulthandler.cancel_dump_traceback_later()
     summary = (
         f"{batches} batches, {run.stats}, {fired[0]} alarms, interrupts landed on "
