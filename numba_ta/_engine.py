@@ -1562,6 +1562,15 @@ def copy_shapes(g, f, prepend):
             g.shape_id[i] = mapped[f.shape_id[i]]
 
 
+if getattr(config, "DISABLE_JIT", False):
+    _add_items = _add
+
+    def _add(dst, src, code):  # noqa: F811 - numpy's warnings off, as in compiled code
+        """:func:`_add` as Python: IEEE sums quietly (``inf - inf`` is NaN without a warning), as compiled."""
+        with np.errstate(all="ignore"):
+            _add_items(dst, src, code)
+
+
 # --------------------------------------------------------------------------- entries for the Python layer
 # One compiled function per op, specialised only on the struct's type and the arguments' fixed
 # types (bytes, int64 arrays, ints, bools, str), so each compiles once for every dtype and rank.
