@@ -620,6 +620,7 @@ def _zeros_meta(n):
 
 
 _NO_U8, _NO_I32, _NO_I64 = np.zeros(0, np.uint8), np.zeros(0, np.int32), np.zeros(0, np.int64)
+_META_LAZY = 1 << 16  # slots from which metadata growth takes numpy's lazily zeroed pages (832 KiB)
 
 
 @register_jitable
@@ -631,10 +632,16 @@ def _reserve(s, n):
         return
     newcap = max(n, 2 * cap, 8)
     m = min(cap, s.state.size)
-    with objmode(state="uint8[::1]", shape_id="int32[::1]", offsets="int64[::1]", failed="unicode_type"):
-        state, shape_id, offsets, failed = _zeros_meta(newcap)
-    if len(failed):
-        raise ResourceExhaustedError(_oom(_one(newcap), failed))
+    if newcap < _META_LAZY:  # small: zeroed here (a call into Python costs more than the zeroing)
+        shape = _one(newcap)
+        state = _new(newcap, s.state, True, shape, "uint8")
+        shape_id = _new(newcap, s.shape_id, True, shape, "int32")
+        offsets = _new(newcap, s.offsets, True, shape, "int64")
+    else:
+        with objmode(state="uint8[::1]", shape_id="int32[::1]", offsets="int64[::1]", failed="unicode_type"):
+            state, shape_id, offsets, failed = _zeros_meta(newcap)
+        if len(failed):
+            raise ResourceExhaustedError(_oom(_one(newcap), failed))
     state[:m] = s.state[:m]
     shape_id[:m] = s.shape_id[:m]
     offsets[:m] = s.offsets[:m]
