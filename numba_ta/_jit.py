@@ -193,16 +193,18 @@ def _enter(ta):
     st = ta._handle._storage
     me = threading.get_ident()
     call = st._jit
-    if call is None:
-        call = st._jit = _Call()
-        _ARRAYS[st._s._meminfo.data] = st
-    elif call.owner == me:
+    if call is not None and call.owner == me:
         raise RuntimeError(
             f"TensorArray {st.name} is already in use by a compiled call of this thread (passed twice, or "
             "passed again from inside a compiled function): pass it once"
         )
     st.lock.acquire()
     try:
+        call = st._jit
+        if call is None:  # the array's first compiled call (under its lock: one _Call per array)
+            with _registry._lock:  # the table is shared by all arrays
+                _ARRAYS[st._s._meminfo.data] = st
+            call = st._jit = _Call()
         h = st.hdr
         cell = ta._element_shape[0]._dims
         if cell is None:
@@ -296,7 +298,8 @@ def _adopt(meminfo, typ):
     call = st._jit = _Call()
     call.cell = cell
     call.ta = weakref.ref(ta)
-    _ARRAYS[meminfo.data] = st
+    with _registry._lock:
+        _ARRAYS[meminfo.data] = st
     h[CES_CHANGED] = 0
     return ta
 
