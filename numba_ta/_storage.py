@@ -394,12 +394,6 @@ class Storage:
         self._current()
         return self._shapes
 
-    @property
-    def nbytes(self):
-        """int: the bytes of every buffer the array holds (data, metadata, shapes)."""
-        f = E.fields_of(self._s)
-        return sum(a.nbytes for a in f[:-1])
-
     # ------------------------------------------------------------------ checks the ops make first
     def _check_open(self):
         """Raise T1 when the array is closed."""
@@ -489,10 +483,11 @@ class Storage:
         attr, known = _partial(attr_shape)
         self.hdr[PARMIN] = _config.PARALLEL_MIN_ELEMENTS
         r = None
-        out = (r := E.py_gather(self._s, idx.astype(np.int64, copy=False), attr, known, view))[0].view(self.dtype).reshape(r[1])  # noqa: E501  # fmt: skip
-        self._current()
-        if view and out.size and np.may_share_memory(out, self._raw):
-            out = np.frombuffer(memoryview(out.reshape(-1)).toreadonly(), dtype=self.dtype).reshape(out.shape)
+        out = (r := E.py_gather(self._s, np.ascontiguousarray(idx, np.int64), attr, known, view))[0].view(self.dtype).reshape(r[1])  # noqa: E501  # fmt: skip
+        if view and out.size:
+            self._current()  # the views of the struct: is ``out`` a slice of its data buffer?
+            if np.may_share_memory(out, self._raw):
+                out = np.frombuffer(memoryview(out.reshape(-1)).toreadonly(), dtype=self.dtype).reshape(out.shape)
         return out
 
     def concat(self, except0):
@@ -512,7 +507,7 @@ class Storage:
         if idx.ndim != 1:
             self._check_open()
             raise _messages.error("G2", shape=shape_str(idx.shape))
-        idx = idx.astype(np.int64, copy=False)
+        idx = np.ascontiguousarray(idx, np.int64)  # one compiled signature: C-contiguous int64
         rows, row = value.shape[0], np.array(value.shape[1:], dtype=np.int64)
         self.hdr[PARMIN] = _config.PARALLEL_MIN_ELEMENTS
         if cell is None:
@@ -534,7 +529,7 @@ class Storage:
                 check_dtype(value.dtype)
             except OpError as e:
                 k7 = e.message
-        lens = lengths.astype(np.int64, copy=False)
+        lens = np.ascontiguousarray(lengths, np.int64)
         shape = np.array(value.shape, dtype=np.int64)
         self.hdr[PARMIN] = _config.PARALLEL_MIN_ELEMENTS
         if cell is None:
