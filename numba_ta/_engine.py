@@ -65,17 +65,6 @@ from ._dtypes import tf_name
 from ._messages import MESSAGES
 from .errors import InternalError, InvalidArgumentError, ResourceExhaustedError, UnimplementedError
 
-if not getattr(config, "DISABLE_JIT", False):
-    # The ops below embed the parallel copy kernels.  Numba links a cached function that contains
-    # parallel code against its threading layer when it loads it: loaded in a process whose layer
-    # was never started, such a function crashes (segfault) when it runs.  Users' cached functions
-    # that call a TensorArray's bulk methods embed them too, and load before any numba_ta code runs
-    # in the call, so the layer is started here, on import (cheap: the omp and tbb layers start
-    # their threads at the first parallel region).
-    from numba.np.ufunc.parallel import _launch_threads
-
-    _launch_threads()
-
 # hdr: the array's scalars
 SIZE, CAP, USED, WIDTH, LAYOUT, DYN, CAR, IDENT, ISGRAD, CLOSED, DISALLOWED = range(11)
 NSHAPES = 11  # interned shapes
@@ -1037,7 +1026,17 @@ def _copy_items(fp, b, dp, o, w, isz):
 
 @register_jitable
 def _read_par(s, src, sids, items, width, out, isz):
-    """Copy the elements a bulk read plans (item offsets ``src``, -1: zeros) into ``out``, on Numba's threads."""
+    """Copy the elements a bulk read plans (item offsets ``src``, -1: zeros) into ``out``, on Numba's threads.
+
+    The parallel kernels are called through object mode, here and in ``_store_many``: the
+    engine's compiled code (cached, and compiled into users' functions that call a bulk
+    method) then holds no parallel region.  Numba links cached code that holds one against
+    its threading layer when it loads it, so such code would need the layer started in every
+    process that loads it, and a process that started the GNU OpenMP layer cannot run
+    parallel code in its forked children (Numba terminates them).  Called as a dispatcher of
+    its own, a parallel kernel starts the layer when it first runs, as Numba's own parallel
+    functions do.  The call costs microseconds; it is made only above ``hdr[PARMIN]`` items.
+    """
     m = src.size
     so = np.empty(m, np.int64)
     sz = np.empty(m, np.int64)
@@ -1049,7 +1048,9 @@ def _read_par(s, src, sids, items, width, out, isz):
         sz[k] = w
         oo[k] = b
         b += w
-    _kernels._gather_segments_par(s.data, so, sz, oo, out)
+    data = s.data
+    with objmode():
+        _kernels._gather_segments_par(data, so, sz, oo, out)
 
 
 @register_jitable
@@ -1302,7 +1303,9 @@ def _store_many(s, idx, flat, sizes, sids, add, fresh):
             sb[k] = o * isz
             zb[k] = sizes[k] * isz
             o += sizes[k]
-        _kernels._write_segments_par(s.data, db, flat, sb, zb)
+        data = s.data
+        with objmode():
+            _kernels._write_segments_par(data, db, flat, sb, zb)
     o = 0
     for k in range(m):
         i = idx[k]

@@ -12,6 +12,9 @@
   documentation recommends when the parent has run parallel kernels under GNU OpenMP)
   whose workers create arrays, write, stack, scatter, gather and sum into gradient arrays,
   serial and parallel kernels both; the parent checks every result.
+* :func:`test_child_runs_parallel_kernels_when_the_parent_ran_serial_ops_only`: importing
+  numba_ta and running small ops does not start Numba's threading layer, so a forked child
+  can still run the parallel kernels under GNU OpenMP.
 * :func:`test_info_says_whether_fork_is_safe`: ``numba-ta info`` has a ``fork()`` line,
   with the advice where the layer is GNU OpenMP.
 
@@ -246,6 +249,47 @@ def test_forkserver_pool():
         np.testing.assert_array_equal(grad_row, 2 * rows[1])
         assert size == len(rows)
     assert os.getpid() not in pids
+
+
+_FORK_AFTER_SERIAL_OPS = r"""
+import os, sys, traceback
+import numpy as np
+import numba_ta
+
+# the parent: serial ops only, under the parallel threshold
+ta = numba_ta.TensorArray(np.float32, size=2, element_shape=[3]).unstack(np.ones((2, 3), np.float32))
+assert ta.stack().shape == (2, 3)
+pid = os.fork()
+if pid == 0:
+    try:
+        numba_ta.set_parallel_threshold(1)  # the child's bulk ops run the parallel kernels
+        x = np.arange(24, dtype=np.float32).reshape(8, 3)
+        t = numba_ta.TensorArray(np.float32, size=8, clear_after_read=False).unstack(x)
+        ok = np.array_equal(t.stack(), x) and np.array_equal(t.gather([7, 0]), x[[7, 0]])
+        os._exit(0 if ok else 3)
+    except BaseException:
+        traceback.print_exc()
+        os._exit(4)
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status))
+"""
+
+
+def test_child_runs_parallel_kernels_when_the_parent_ran_serial_ops_only():
+    """Importing numba_ta and running serial ops does not start Numba's threading layer.
+
+    Under GNU OpenMP, Numba terminates a forked child that runs a parallel region once its
+    parent started the layer (``Terminating: fork() called from a process already using GNU
+    OpenMP``).  A parent that only imported numba_ta and ran small ops has not: its forked
+    children (asv's forkserver, ``multiprocessing`` with ``fork``) run the parallel kernels.
+    The parent runs in a fresh interpreter, so that nothing else started the layer there.
+    """
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-X", "faulthandler", "-c", _FORK_AFTER_SERIAL_OPS], capture_output=True,
+                         text=True, timeout=900)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip() == "0", (out.stdout, out.stderr[-3000:])
 
 
 def test_info_says_whether_fork_is_safe(capsys):
