@@ -1,18 +1,21 @@
-"""Numba kernels of numba_ta: copies and in-place sums over flat storage.
+"""Numba kernels of numba_ta: the bulk copies and the bookkeeping of many-element ops.
 
 Every kernel takes only ndarrays and integers.  Storage is a 1-D contiguous
-buffer; an element is a run of items starting at an offset.  Fixed-width
-("row") kernels serve the dense path, "segment" kernels serve concat and
-split where elements differ in dimension 0.
+buffer; an element is a run of items starting at an offset.  The engine
+(:mod:`numba_ta._engine`) calls them: the "segment" kernels copy elements of
+any sizes out of the buffer (gather, stack, concat) and into it (scatter,
+unstack, split), and ``_check_reads``, ``_store_reads``, ``_check_writes``
+and ``_plan_reads`` do the per-element checks and state changes of those ops
+in one pass each.  Single elements, and gradient sums, are copied and added
+by the engine itself.
 
-Copy kernels are called on bit views (``uint8``/``uint16``/``uint32``/
-``uint64``) of the data so that they compile once per item size, not once per
-dtype; accumulate kernels see the real numeric dtype.  ``*_par`` variants run
-their outer loop in parallel and may only be used where each iteration
-writes its own output items (unique destination offsets); the API layer
-chooses them above ``_config.PARALLEL_MIN_ELEMENTS`` items.  A kernel and its
-``*_par`` variant are one body (a ``prange`` loop) compiled twice, by
-:func:`_serial_and_parallel`.
+The copy kernels are called on bit views (``uint8``/``uint16``/``uint32``/
+``uint64``) of the data, so that they compile once per item size, not once
+per dtype.  ``*_par`` variants run their outer loop in parallel and may only
+be used where each iteration writes its own output items (unique destination
+offsets); the engine chooses them above ``_config.PARALLEL_MIN_ELEMENTS``
+items.  A kernel and its ``*_par`` variant are one body (a ``prange`` loop)
+compiled twice, by :func:`_serial_and_parallel`.
 
 Every kernel is decorated with :func:`_kernel`, the one place of the decorator
 policy (``nogil``, cached on disk, ``parallel`` for the ``*_par`` kernels).
@@ -170,7 +173,7 @@ def _serial_and_parallel(func):
     return _kernel()(func), _kernel(parallel=True)(par)
 
 
-# Element-sized runs.  The row and segment kernels hand each element to these as contiguous
+# Element-sized runs.  The segment kernels hand each element to these as contiguous
 # slices: LLVM then vectorises the copy, which it does not do for an index loop in a prange body
 # (measured on numba 0.68: a parallel index-loop copy of 64 MiB took 23 ms, these 4 ms).
 
@@ -193,23 +196,6 @@ def _copy_run(dst, src):
 
 
 @_kernel()
-def _add_run(dst, src):
-    """Add ``src`` into ``dst`` in place (1-D, same size, numeric dtype).
-
-    Parameters
-    ----------
-    dst, src : (n,) ndarray
-        Contiguous runs of one dtype.
-
-    Returns
-    -------
-    None
-    """
-    for j in range(dst.size):
-        dst[j] += src[j]
-
-
-@_kernel()
 def _zero_run(dst):
     """Set ``dst`` to zeros.
 
@@ -224,102 +210,6 @@ def _zero_run(dst):
     """
     for j in range(dst.size):
         dst[j] = 0
-
-
-def _gather_rows(data, src_offsets, width, out):
-    """Copy ``width`` items from ``data[src_offsets[k]:]`` to row ``k`` of flat ``out``.
-
-    Parameters
-    ----------
-    data : (capacity_items,) ndarray
-        Flat storage.
-    src_offsets : (n,) int64 ndarray
-        Start of each source element in ``data``; a negative offset means
-        "zeros" (an unwritten or soft-zero element).
-    width : int
-        Items per element.
-    out : (n * width,) ndarray
-        Destination, same dtype as ``data``.
-
-    Returns
-    -------
-    out : (n * width,) ndarray
-    """
-    for k in prange(src_offsets.shape[0]):
-        s = src_offsets[k]
-        o = k * width
-        if s < 0:
-            _zero_run(out[o : o + width])
-        else:
-            _copy_run(out[o : o + width], data[s : s + width])
-    return out
-
-
-_gather_rows, _gather_rows_par = _serial_and_parallel(_gather_rows)
-
-
-
-def _write_rows(data, dst_offsets, src, width):
-    """Copy row ``k`` of flat ``src`` to ``data[dst_offsets[k]:][:width]``.
-
-    Parameters
-    ----------
-    data : (capacity_items,) ndarray
-        Flat storage, written in place.
-    dst_offsets : (n,) int64 ndarray
-        Destination start of each row.
-    src : (n * width,) ndarray
-        Rows to store, same dtype as ``data``.
-    width : int
-        Items per row.
-
-    Returns
-    -------
-    None
-    """
-    for k in prange(dst_offsets.shape[0]):
-        d = dst_offsets[k]
-        s = k * width
-        _copy_run(data[d : d + width], src[s : s + width])
-
-
-_write_rows, _write_rows_par = _serial_and_parallel(_write_rows)
-
-
-
-def _accumulate_rows(data, dst_offsets, src, width, add):
-    """Store or add row ``k`` of ``src`` into ``data``, in order.
-
-    Parameters
-    ----------
-    data : (capacity_items,) ndarray
-        Flat storage of a numeric dtype, updated in place.
-    dst_offsets : (n,) int64 ndarray
-        Destination start of each row; duplicates are allowed and are summed
-        in order.
-    src : (n * width,) ndarray
-        Rows, same dtype as ``data``.
-    width : int
-        Items per row.
-    add : (n,) uint8 ndarray
-        1 where the row is added to what the destination holds, 0 where it
-        replaces it (the destination was a soft zero).
-
-    Returns
-    -------
-    None
-    """
-    for k in prange(dst_offsets.shape[0]):
-        d = dst_offsets[k]
-        s = k * width
-        if add[k]:
-            _add_run(data[d : d + width], src[s : s + width])
-        else:
-            _copy_run(data[d : d + width], src[s : s + width])
-
-
-_accumulate_rows, _accumulate_rows_par = _serial_and_parallel(_accumulate_rows)
-
 
 
 def _gather_segments(data, src_offsets, sizes, out_offsets, out):
@@ -386,56 +276,6 @@ def _write_segments(data, dst_offsets, src, src_offsets, sizes):
 
 _write_segments, _write_segments_par = _serial_and_parallel(_write_segments)
 
-
-
-@_kernel()
-def _accumulate_segments(data, dst_offsets, src, src_offsets, sizes, add):
-    """Store or add each segment of ``src`` into ``data``; split into a gradient array.
-
-    Parameters
-    ----------
-    data : (capacity_items,) ndarray
-        Flat storage of a numeric dtype, updated in place.
-    dst_offsets, src, src_offsets, sizes
-        As for :func:`_write_segments`.
-    add : (n,) uint8 ndarray
-        1 to add, 0 to replace (the destination was a soft zero).
-
-    Returns
-    -------
-    None
-    """
-    for k in range(dst_offsets.shape[0]):
-        d = dst_offsets[k]
-        s = src_offsets[k]
-        z = sizes[k]
-        if add[k]:
-            _add_run(data[d : d + z], src[s : s + z])
-        else:
-            _copy_run(data[d : d + z], src[s : s + z])
-
-
-@_kernel()
-def _mark_repeats(keys, seen, out):
-    """Mark the positions whose key appeared at an earlier position.
-
-    Parameters
-    ----------
-    keys : (m,) ndarray of intp
-        Keys, each in ``[0, seen.size)``.
-    seen : (top,) ndarray of uint8
-        All zero on entry; scratch.
-    out : (m,) ndarray of bool
-        Set to True at every repeat of an earlier index, False elsewhere.
-
-    Returns
-    -------
-    None
-    """
-    for k in range(keys.size):
-        i = keys[k]
-        out[k] = seen[i] != 0
-        seen[i] = 1
 
 
 # The bookkeeping of the many-element reads (gather, stack, concat): one pass each for the checks

@@ -355,22 +355,28 @@ def big_rows():
     return data, src, width, out
 
 
+def _rows_of(src, width):
+    """The sizes and output offsets that make the segment kernel gather rows of ``width`` items."""
+    return np.full(src.size, width, np.int64), np.arange(src.size, dtype=np.int64) * width
+
+
 @pytest.mark.jit_only("nogil is a property of compiled kernels")
-@pytest.mark.parametrize("kernel", ["_gather_rows", "_gather_rows_par"])
+@pytest.mark.parametrize("kernel", ["_gather_segments", "_gather_segments_par"])
 def test_kernels_release_the_gil(kernel, big_rows, record_property):
     data, src, width, out = big_rows
+    sizes, outo = _rows_of(src, width)
     k = getattr(_kernels, kernel)
     assert k.targetoptions.get("nogil") is True
-    k(data, src[:4], width, out)
+    k(data, src[:4], sizes[:4], outo[:4], out)
     if not k.targetoptions.get("parallel"):
         # control: the same kernel holding the GIL lets the main thread do nothing during a
         # call (no control for prange kernels: numba's parallel region releases the GIL anyway)
         k_gil = numba.njit(nogil=False)(k.py_func)
-        k_gil(data, src[:4], width, out)
-        held = _counter_during_calls(lambda: k_gil(data, src, width, out), 3)
+        k_gil(data, src[:4], sizes[:4], outo[:4], out)
+        held = _counter_during_calls(lambda: k_gil(data, src, sizes, outo, out), 3)
         assert held == [0, 0, 0], f"the GIL-holding control let the main thread run: {held}"
     # the library's kernel: the main thread keeps counting while the worker is inside it
-    free = _counter_during_calls(lambda: k(data, src, width, out), 5)
+    free = _counter_during_calls(lambda: k(data, src, sizes, outo, out), 5)
     record_property("counter_during_nogil_calls", free)
     assert sum(1 for d in free if d > 0) >= 3, f"main thread starved during {kernel} calls: {free}"
     np.testing.assert_array_equal(out.reshape(-1, width)[:3], data.reshape(-1, width)[src[:3] // width])
