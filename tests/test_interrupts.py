@@ -1219,6 +1219,9 @@ from numba_ta import raw_ops
 
 target_file, target_fn = sys.argv[1], sys.argv[2]
 F0 = np.float32(0.0)
+# Python's own SIGINT handler, whatever this process inherited: a process started in the background
+# by a shell without job control inherits SIGINT ignored, and Python then installs no handler
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def op():
