@@ -13,14 +13,15 @@ pointers.
 
 Entering and leaving
 --------------------
-Unboxing (the call) takes the array's lock, builds the view (the struct is
-cached on the array and only its scalars are refreshed when nothing was
-reallocated since) and registers it; the argument's cleanup (after the call,
-whether it returned or raised) copies the scalars back, takes over any buffer
-the compiled code replaced (growth) or any shape it interned, and releases
-the lock.  So a Python-level op and a compiled op on the same array see one
-state, and a compiled call holds the array for its whole duration: another
-thread's op on that array waits for it (the thread-safety rule).
+Unboxing (the call) runs the argument's ``_numba_enter_`` method
+(:func:`_enter_meminfo`): it takes the array's lock, copies the class's
+element shape and flags into the struct and returns the struct (its meminfo),
+which is the array's one state (nothing is copied).  The argument's cleanup (after the
+call, whether it returned or raised) runs ``_numba_leave_`` (:func:`_leave`):
+it takes over a change of the class's element shape made in compiled code and
+releases the lock.  So a Python-level op and a compiled op on the same array
+see one state, and a compiled call holds the array for its whole duration:
+another thread's op on that array waits for it (the thread-safety rule).
 
 Element rank
 ------------
@@ -91,6 +92,7 @@ from ._engine import (
 from ._messages import MESSAGES
 from ._shapes import TensorShape
 from .errors import InvalidArgumentError
+from .tensor_array import TensorArray
 
 _NONE = E._NONE
 
@@ -140,12 +142,13 @@ def array_type(dtype, ndim):
 class _Call:
     """What an array keeps for compiled calls (``Storage._jit``): the running call and the class's shape."""
 
-    __slots__ = ("owner", "ta", "cell", "__weakref__")
+    __slots__ = ("owner", "ta", "cell", "type", "__weakref__")
 
     def __init__(self):
         self.owner = None  # the thread whose compiled call holds the array, else None
         self.ta = None  # a weak reference to the TensorArray object of the current call (for boxing)
         self.cell = None  # the class's element shape last copied into the struct's ces
+        self.type = None  # the array's Numba type, once its element shape (so its rank) is known
 
 
 _ARRAYS = _registry.WeakValues()  # struct address -> its Storage
@@ -168,9 +171,14 @@ def _rank(st, ta):
 def numba_type(ta):
     """``TensorArray._numba_type_``: the array's Numba type; TypeError while its element rank is unknown."""
     st = ta._handle._storage
+    call = st._jit
+    if call is not None and call.type is not None:
+        return call.type
     ndim = _rank(st, ta)
     t = _TYPES.get((st.dtype, ndim))
     if t is not None:
+        if call is not None and st.element_shape is not None:  # the rank can no longer change
+            call.type = t
         return t
     if ndim is None:
         raise TypeError(
@@ -184,11 +192,12 @@ def numba_type(ta):
     return array_type(st.dtype, ndim)
 
 
-def _enter(ta):
-    """Unboxing: lock the array and return its state struct (called from compiled code's wrapper).
+def _enter_meminfo(ta):
+    """Unboxing: lock the array and return its state struct's meminfo (called from compiled code's wrapper).
 
     The struct is the array's one state; entering only copies the class's element
-    shape and flags into it.
+    shape and flags into it.  Unboxing calls it as the argument's ``_numba_enter_``
+    method (a method lookup costs less than the unpickling of a function object).
     """
     st = ta._handle._storage
     me = threading.get_ident()
@@ -219,10 +228,16 @@ def _enter(ta):
         ref = call.ta
         if ref is None or ref() is not ta:
             call.ta = weakref.ref(ta)
-        return st._s
+        return st._s._meminfo
     except BaseException:
         st.lock.release()
         raise
+
+
+def _enter(ta):
+    """:func:`_enter_meminfo`, returning the struct: what functions compiled (and cached) by numba_ta 0.1.0 call."""
+    _enter_meminfo(ta)
+    return ta._handle._storage._s
 
 
 _arrays_of = E.fields_of  # the struct's fields (a module name: _sync looks it up here)
@@ -285,8 +300,6 @@ def _box(meminfo_addr, meminfo=None, typ=None):
 
 def _adopt(meminfo, typ):
     """Give an array created in compiled code its Python side: storage, registry entry, TensorArray object."""
-    from .tensor_array import TensorArray
-
     dtype = as_dtype(typ.dtype)
     proxy = E.StateProxy._numba_box_(E.state_type(), meminfo)
     st = _storage.Storage.from_struct(proxy, dtype)
@@ -305,26 +318,26 @@ def _adopt(meminfo, typ):
 
 
 # --------------------------------------------------------------------------- unbox / box
+TensorArray._numba_enter_ = _enter_meminfo  # unboxing calls them as methods of the argument
+TensorArray._numba_leave_ = _leave
+
+
 @unbox(TensorArrayType)
 def _unbox(typ, obj, c):
-    enter = c.pyapi.unserialize(c.pyapi.serialize_object(_enter))
-    proxy = c.pyapi.call_function_objargs(enter, [obj])
-    c.pyapi.decref(enter)
-    failed = cgutils.is_null(c.builder, proxy)
+    mi_obj = c.pyapi.call_method(obj, "_numba_enter_")
+    failed = cgutils.is_null(c.builder, mi_obj)
     sr = cgutils.create_struct_proxy(typ)(c.context, c.builder)
     with c.builder.if_then(c.builder.not_(failed), likely=True):
-        mi_obj = c.pyapi.object_getattr_string(proxy, "_meminfo")
-        mi = c.unbox(types.MemInfoPointer(types.voidptr), mi_obj).value
-        c.pyapi.decref(mi_obj)
-        sr.meminfo = mi
-        c.pyapi.decref(proxy)  # the array keeps the proxy (st._jit) alive for the call
+        sr.meminfo = c.unbox(types.MemInfoPointer(types.voidptr), mi_obj).value
+        c.pyapi.decref(mi_obj)  # the array keeps its struct alive for the call
 
     def cleanup():
         with c.builder.if_then(c.builder.not_(failed), likely=True):
-            leave = c.pyapi.unserialize(c.pyapi.serialize_object(_leave))
-            res = c.pyapi.call_function_objargs(leave, [obj])
-            c.pyapi.decref(leave)
-            c.pyapi.decref(res)  # _leave returns None; an exception in it is left for the caller to see
+            # Python code must not run with an exception pending (another argument's unboxing may
+            # have failed): the pending one is set aside and restored, unless _leave raises its own
+            with c.pyapi.err_push(keep_new=True):
+                res = c.pyapi.call_method(obj, "_numba_leave_")
+                c.pyapi.decref(res)  # _leave returns None; an exception in it is left for the caller to see
 
     return NativeValue(sr._getvalue(), is_error=failed, cleanup=cleanup)
 

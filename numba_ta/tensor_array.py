@@ -143,6 +143,11 @@ class TensorArray:
         "__weakref__",
     )
 
+    # Unboxing into compiled code calls these methods of the argument; numba_ta._jit sets them when
+    # it is imported (before any compiled code can receive a TensorArray: its Numba type comes from there).
+    _numba_enter_: Any = None
+    _numba_leave_: Any = None
+
     _dtype: np.dtype[Any]
     _dynamic_size: bool
     _infer_shape: bool

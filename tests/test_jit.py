@@ -456,6 +456,27 @@ def test_elements_of_several_ranks_enter_and_a_read_of_another_rank_changes_noth
     assert ta.read(1).shape == (2, 3) and ta.read(2).shape == (4, 5, 6)
 
 
+@pytest.mark.jit_only("unboxing into compiled code")
+def test_entry_points_of_code_compiled_by_an_earlier_numba_ta_still_lock_and_unlock():
+    """Users' cached functions compiled by numba_ta 0.1.0 unbox through ``_enter`` (the struct) and ``_leave``."""
+    from numba_ta import _jit
+
+    ta = numba_ta.TensorArray(np.float32, size=2, element_shape=[1])
+    lock = ta.handle._storage.lock
+    s = _jit._enter(ta)
+    try:
+        assert s is ta.handle._storage._s and s._meminfo is not None
+        assert not lock.acquire(blocking=False)  # held for the call
+    finally:
+        _jit._leave(ta)
+    assert lock.acquire(blocking=False)
+    lock.release()
+    assert ta._numba_enter_() is s._meminfo  # what unboxing calls now: the same struct
+    ta._numba_leave_()
+    assert lock.acquire(blocking=False)
+    lock.release()
+
+
 @pytest.mark.jit_only("the lock is taken when a compiled call unboxes the array")
 def test_same_array_twice_in_one_call_is_refused():
     @numba.njit
