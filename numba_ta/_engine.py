@@ -613,6 +613,22 @@ _META_LAZY = 1 << 16  # slots from which metadata growth takes numpy's lazily ze
 
 
 @register_jitable
+def _new_meta(n):
+    """``(state, shape_id, offsets)``: zeroed metadata for ``n`` slots (TF's OOM error if it cannot be had)."""
+    if n < _META_LAZY:  # small: zeroed here (a call into Python costs more than the zeroing)
+        shape = _one(n)
+        state = _new(n, _NO_U8, True, shape, "uint8")
+        shape_id = _new(n, _NO_I32, True, shape, "int32")
+        offsets = _new(n, _NO_I64, True, shape, "int64")
+    else:
+        with objmode(state="uint8[::1]", shape_id="int32[::1]", offsets="int64[::1]", failed="unicode_type"):
+            state, shape_id, offsets, failed = _zeros_meta(n)
+        if len(failed):
+            raise ResourceExhaustedError(_oom(_one(n), failed))
+    return state, shape_id, offsets
+
+
+@register_jitable
 def _reserve(s, n):
     """Room for ``n`` slots in the metadata (geometric growth; new slots unwritten)."""
     h = s.hdr
@@ -621,16 +637,7 @@ def _reserve(s, n):
         return
     newcap = max(n, 2 * cap, 8)
     m = min(cap, s.state.size)
-    if newcap < _META_LAZY:  # small: zeroed here (a call into Python costs more than the zeroing)
-        shape = _one(newcap)
-        state = _new(newcap, s.state, True, shape, "uint8")
-        shape_id = _new(newcap, s.shape_id, True, shape, "int32")
-        offsets = _new(newcap, s.offsets, True, shape, "int64")
-    else:
-        with objmode(state="uint8[::1]", shape_id="int32[::1]", offsets="int64[::1]", failed="unicode_type"):
-            state, shape_id, offsets, failed = _zeros_meta(newcap)
-        if len(failed):
-            raise ResourceExhaustedError(_oom(_one(newcap), failed))
+    state, shape_id, offsets = _new_meta(newcap)
     state[:m] = s.state[:m]
     shape_id[:m] = s.shape_id[:m]
     offsets[:m] = s.offsets[:m]
@@ -1572,6 +1579,39 @@ def copy_shapes(g, f, prepend):
             g.shape_id[i] = mapped[f.shape_id[i]]
 
 
+@register_jitable
+def gradient_of(f, name, es, es_known, prepend, slack, factor, parmin):
+    """Return a new gradient array of ``f`` (TF's ``TensorArrayGradV3``, after its checks): a new struct.
+
+    It has ``f``'s size, dtype and shape rules, the element shape ``es`` (``es_known``: whether it
+    is known) and the memory policy and parallel threshold given; every slot written in ``f`` is a
+    soft zero of ``prepend`` + its shape (:func:`copy_shapes`).  Raises what ``copy_shapes`` and
+    the metadata's allocation raise; ``f`` is not changed.
+    """
+    fh = f.hdr
+    n = fh[SIZE]
+    h = np.zeros(NHDR, np.int64)
+    h[SIZE] = n
+    h[CAP] = n
+    h[LAYOUT] = _NONE
+    h[CAR] = 1
+    h[IDENT] = fh[IDENT]
+    h[ISGRAD] = 1
+    h[MARKED] = fh[MARKED]
+    h[FASTSID] = -1
+    h[ES_KNOWN] = es_known
+    h[ITEMSIZE] = fh[ITEMSIZE]
+    h[DTYPE] = fh[DTYPE]
+    h[SLACK] = slack
+    h[FACTOR] = factor
+    h[PARMIN] = parmin
+    state, shape_id, offsets = _new_meta(n)
+    g = new_state(f.data[:0].copy(), state, shape_id, offsets, h, _NO_I64.copy(), np.zeros(1, np.int64),
+                  _NO_I64.copy(), es.copy(), _NO_I64.copy(), name)  # fmt: skip
+    copy_shapes(g, f, prepend)
+    return g
+
+
 if getattr(config, "DISABLE_JIT", False):
     _add_items = _add
 
@@ -1629,9 +1669,9 @@ def py_close(s):
 
 
 @_kernels._kernel()
-def py_copy_shapes(g, f, prepend):
-    """:func:`copy_shapes` for the Python layer."""
-    copy_shapes(g, f, prepend)
+def py_gradient_of(f, name, es, es_known, prepend, slack, factor, parmin):
+    """:func:`gradient_of` for the Python layer: the new struct."""
+    return gradient_of(f, name, es, es_known, prepend, slack, factor, parmin)
 
 
 @_kernels._kernel()

@@ -245,7 +245,8 @@ class Storage:
     def from_struct(cls, s, dtype):
         """Return a new ``Storage`` around an existing struct (one made by compiled code)."""
         st = cls.__new__(cls)
-        st._adopt(s, E.fields_of(s)[-1], np.dtype(dtype))
+        fields = E.fields_of(s)
+        st._adopt(s, fields[-1], np.dtype(dtype), fields)
         return st
 
     def _refresh(self, fields=None):
@@ -540,13 +541,19 @@ class Storage:
             self._arm((int(lens[0]),) + tuple(value.shape[1:]))  # when element 0's shape fills a dense row
 
     # ------------------------------------------------------------------ gradients
-    def copy_shapes_from(self, fwd, prepend):
-        """Make every forward-written slot a soft zero of ``prepend + shape`` (``CopyShapesFrom``).
+    @classmethod
+    def gradient_of(cls, fwd, name, element_shape, prepend):
+        """Return a new gradient array of ``fwd``, made by the engine (``TensorArrayGradV3`` after its checks).
 
-        Called on a new gradient array before anything can see it.  Raises InvalidArgumentError
-        (before changing anything) when a prepended shape has more than 2**63 - 1 items.
+        Its element shape is ``element_shape`` (a partial shape or None), and every slot
+        written in ``fwd`` is a soft zero of ``prepend`` + its shape (``CopyShapesFrom``).
+        Raises InvalidArgumentError when such a shape has more than 2**63 - 1 items; ``fwd``
+        is not changed.
         """
-        E.py_copy_shapes(self._s, fwd._s, np.array(prepend, dtype=np.int64))
+        es, known = _partial(element_shape)
+        prepend = np.array(prepend, dtype=np.int64).reshape(-1)
+        s = E.py_gradient_of(fwd._s, name, es, known, prepend, DENSE_SLACK_BYTES, DENSE_FACTOR, _config.PARALLEL_MIN_ELEMENTS)  # noqa: E501  # fmt: skip
+        return cls.from_struct(s, fwd.dtype)
 
     # ------------------------------------------------------------------ pickling
     # Format 1 of the pickled state (a dict of Python values and 1-D ndarrays, no numba object):

@@ -845,18 +845,7 @@ def _grad(
                 raise _messages.error("NT-shape-int64", shape=partial_str(es or prepend))
         g = fwd.grads.get(source)
         if g is None:
-            g = Storage(
-                f"{fwd.name}@{source}",
-                fwd.dtype,
-                fwd.size,
-                es,
-                dynamic_size=False,
-                clear_after_read=True,
-                identical_element_shapes=fwd.identical,
-                is_grad=True,
-                marked_size=fwd.marked_size,
-            )
-            g.copy_shapes_from(fwd, prepend)
+            g = Storage.gradient_of(fwd, f"{fwd.name}@{source}", es, prepend)
             handle_out = _registry.register(g)
             fwd.grads[source], fwd.hdr[DYN] = g, 0  # the commit: one statement
         else:

@@ -375,9 +375,9 @@ def test_gradient_arrays_and_close_match_storage(seed, prepend):
         kind, args = random_op(rng, np.float64, 4)
         if kind in ("write", "scatter", "split"):
             assert same_result(run(on_storage(st, kind, args)), run(on_engine(s, kind, args, 1, np.float64)))
-    gst = Storage("arr@g", np.float64, st.size, None, False, True, False, True)
-    gst.copy_shapes_from(st, prepend)
+    gst = Storage.gradient_of(st, "arr@g", None, prepend)
     g = new_engine("arr@g", np.float64, st.size, None, False, True, False, True)
+    Fields(g).hdr[E.MARKED] = st.marked_size  # a gradient array has its forward array's marked size (TF)
     e_copy_shapes(g, s, np.array(prepend, np.int64))
     assert same_state(storage_state(gst), engine_state(g))
     for step in range(30):
@@ -402,9 +402,8 @@ def test_prepend_past_int64_fails_as_storage_does():
     st.write(0, np.ones(2**20, np.float32))
     e_write(s, 0, np.ones(2**20, np.float32), 1)
     prepend = (2**31 - 1, 2**31 - 1, 4)
-    gst = Storage("arr@g", np.float32, 1, None, False, True, False, True)
     g = new_engine("arr@g", np.float32, 1, None, False, True, False, True)
-    expected = run(lambda: gst.copy_shapes_from(st, prepend))
+    expected = run(lambda: Storage.gradient_of(st, "arr@g", None, prepend))
     got = run(lambda: e_copy_shapes(g, s, np.array(prepend, np.int64)))
     assert expected[0] == "error" and expected == got, (expected, got)
     assert engine_state(g)[1] == [(0, None, None)]
