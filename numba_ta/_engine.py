@@ -1580,17 +1580,17 @@ def copy_shapes(g, f, prepend):
 
 
 @register_jitable
-def gradient_of(f, name, es, es_known, prepend, slack, factor, parmin):
+def gradient_of(f, name, h, es, es_known, prepend):
     """Return a new gradient array of ``f`` (TF's ``TensorArrayGradV3``, after its checks): a new struct.
 
-    It has ``f``'s size, dtype and shape rules, the element shape ``es`` (``es_known``: whether it
-    is known) and the memory policy and parallel threshold given; every slot written in ``f`` is a
-    soft zero of ``prepend`` + its shape (:func:`copy_shapes`).  Raises what ``copy_shapes`` and
-    the metadata's allocation raise; ``f`` is not changed.
+    ``h`` is a fresh :func:`header` of ``f``'s dtype (its policies set), which the array takes
+    as its ``hdr``.  It has ``f``'s size and shape rules and the element shape ``es``
+    (``es_known``: whether it is known); every slot written in ``f`` is a soft zero of
+    ``prepend`` + its shape (:func:`copy_shapes`).  Raises what ``copy_shapes`` and the
+    metadata's allocation raise; ``f`` is not changed.
     """
     fh = f.hdr
     n = fh[SIZE]
-    h = np.zeros(NHDR, np.int64)
     h[SIZE] = n
     h[CAP] = n
     h[LAYOUT] = _NONE
@@ -1600,11 +1600,6 @@ def gradient_of(f, name, es, es_known, prepend, slack, factor, parmin):
     h[MARKED] = fh[MARKED]
     h[FASTSID] = -1
     h[ES_KNOWN] = es_known
-    h[ITEMSIZE] = fh[ITEMSIZE]
-    h[DTYPE] = fh[DTYPE]
-    h[SLACK] = slack
-    h[FACTOR] = factor
-    h[PARMIN] = parmin
     state, shape_id, offsets = _new_meta(n)
     g = new_state(f.data[:0].copy(), state, shape_id, offsets, h, _NO_I64.copy(), np.zeros(1, np.int64),
                   _NO_I64.copy(), es.copy(), _NO_I64.copy(), name)  # fmt: skip
@@ -1669,9 +1664,9 @@ def py_close(s):
 
 
 @_kernels._kernel()
-def py_gradient_of(f, name, es, es_known, prepend, slack, factor, parmin):
+def py_gradient_of(f, name, h, es, es_known, prepend):
     """:func:`gradient_of` for the Python layer: the new struct."""
-    return gradient_of(f, name, es, es_known, prepend, slack, factor, parmin)
+    return gradient_of(f, name, h, es, es_known, prepend)
 
 
 @_kernels._kernel()

@@ -164,6 +164,11 @@ def shape_table(shapes):
     return dims, starts, items
 
 
+def _header(dtype):
+    """Return a new array's ``hdr``: the engine's ``header`` with the current memory policy and parallel threshold."""
+    return E.header(dtype, DENSE_SLACK_BYTES, DENSE_FACTOR, _config.PARALLEL_MIN_ELEMENTS)
+
+
 def _bytes(value):
     """Return the items of ``value`` (an ndarray), C order, as a flat uint8 array (no copy when contiguous)."""
     return np.ascontiguousarray(value).reshape(-1).view(np.uint8)
@@ -211,7 +216,7 @@ class Storage:
     ):
         dtype = np.dtype(dtype)
         size = int(size)
-        h = E.header(dtype, DENSE_SLACK_BYTES, DENSE_FACTOR, _config.PARALLEL_MIN_ELEMENTS)
+        h = _header(dtype)
         h[SIZE] = h[CAP] = size
         h[DYN], h[CAR], h[IDENT], h[ISGRAD] = bool(dynamic_size), bool(clear_after_read), bool(identical_element_shapes), bool(is_grad)  # noqa: E501  # fmt: skip
         h[MARKED] = int(marked_size)
@@ -552,7 +557,8 @@ class Storage:
         """
         es, known = _partial(element_shape)
         prepend = np.array(prepend, dtype=np.int64).reshape(-1)
-        s = E.py_gradient_of(fwd._s, name, es, known, prepend, DENSE_SLACK_BYTES, DENSE_FACTOR, _config.PARALLEL_MIN_ELEMENTS)  # noqa: E501  # fmt: skip
+        h = _header(fwd.dtype)
+        s = E.py_gradient_of(fwd._s, name, h, es, known, prepend)
         return cls.from_struct(s, fwd.dtype)
 
     # ------------------------------------------------------------------ pickling
@@ -740,7 +746,7 @@ class Storage:
         elif widths.size:
             layout, used, data = _RAGGED, int(flat.size), flat.copy()
             offsets[idx] = _exclusive_cumsum(sizes)
-        h = E.header(dtype, DENSE_SLACK_BYTES, DENSE_FACTOR, _config.PARALLEL_MIN_ELEMENTS)
+        h = _header(dtype)
         h[SIZE] = h[CAP] = n
         h[USED], h[WIDTH], h[LAYOUT] = used, width, layout
         h[DYN], h[CAR], h[IDENT], h[ISGRAD] = flags + [is_grad]
