@@ -30,12 +30,21 @@ rank) with these fields:
     ``hdr[CLASS_KNOWN]``: what the class's ops check and merge.
 ``name``
     The array's name (for the messages).
+``err``
+    The status record of the last op that failed (scratch, not state: see below).
 
 Nothing in the layout depends on the element rank, so one struct holds any
 array, elements of several ranks included.  The functions below implement
 TensorFlow's ops on it (``TensorArrayV3``'s write, read, gather, scatter,
-concat and split, with the checks in TF's order and TF's error classes and
-texts, from :mod:`numba_ta._messages`).  They are rank- and dtype-generic:
+concat and split, with the checks in TF's order).  They do not raise: an op
+that fails returns a status, the position of its error's message code in
+``_messages.ENGINE_CODES`` (0: it did not fail), and leaves the error's fields
+(indices, sizes, shapes) in the struct's ``err`` buffer (:func:`_fail`); the
+Python layer and the methods compiled into users' code turn it into TF's
+exception (:func:`raise_status`, ``_messages.engine_error``, where every text
+lives).  Raising in compiled code would leak what the failing op had
+allocated (Numba does not unwind), and compiling each message's formatting at
+each of its sites doubled the engine's compile time.  They are rank- and dtype-generic:
 values come in as flat bytes with their shape as an int64 array, results go
 out as flat bytes with theirs.
 Every op checks everything first and plans what it would intern; it changes
@@ -62,8 +71,8 @@ from numba.experimental import structref
 
 from . import _kernels
 from ._dtypes import tf_name
-from ._messages import MESSAGES
-from .errors import InternalError, InvalidArgumentError, ResourceExhaustedError, UnimplementedError
+from ._messages import ENGINE_CODES, engine_error
+from .errors import InternalError, InvalidArgumentError, OpError, ResourceExhaustedError, UnimplementedError
 
 # hdr: the array's scalars
 SIZE, CAP, USED, WIDTH, LAYOUT, DYN, CAR, IDENT, ISGRAD, CLOSED, DISALLOWED = range(11)
@@ -96,26 +105,21 @@ _W, _R, _C, _D = 1, 2, 4, 8
 _ND = 0xFF ^ _D  # clears the data bit of a uint8 state (~_D is negative: numpy refuses it for uint8)
 _NONE, _DENSE, _RAGGED = 0, 1, 2  # hdr[LAYOUT]: no buffer yet, dense rows, ragged runs
 
-# message templates (str.format fields filled in with str.replace in compiled code)
-_T1, _T2, _T4, _T5, _T6, _T7, _T9, _T10, _T11 = (
-    MESSAGES[c][1] for c in ("T1", "T2", "T4", "T5", "T6", "T7", "T9", "T10", "T11")
+# statuses: an op returns 0, or the status of its error (its position in ENGINE_CODES), having
+# left the error's fields in the struct's ``err`` buffer (_fail); _messages.engine_error builds the exception
+_ST = {c: k for k, c in enumerate(ENGINE_CODES)}
+_T1, _T2, _T4, _T5, _T6, _T7, _T8, _T9, _T10, _T11 = (_ST[c] for c in ("T1", "T2", "T4", "T5", "T6", "T7", "T8", "T9", "T10", "T11"))  # noqa: E501  # fmt: skip
+_G3, _G4, _G5, _S3, _S4, _C1, _C2, _C3, _C4, _P5, _K7 = (_ST[c] for c in ("G3", "G4", "G5", "S3", "S4", "C1", "C2", "C3", "C4", "P5", "K7"))  # noqa: E501  # fmt: skip
+_SPLIT_NEGATIVE, _SPLIT_INT64, _CONCAT_UNSPLIT, _CORRUPT = (
+    _ST[c] for c in ("NT-split-negative", "NT-split-int64", "NT-concat-unsplit", "NT-corrupt")
 )
-_G3, _G4, _G5, _S3, _S4 = (MESSAGES[c][1] for c in ("G3", "G4", "G5", "S3", "S4"))
-_C1, _C2, _C3, _C4, _P5 = (MESSAGES[c][1] for c in ("C1", "C2", "C3", "C4", "P5"))
-_SPLIT_NEGATIVE, _CONCAT_UNSPLIT = MESSAGES["NT-split-negative"][1], MESSAGES["NT-concat-unsplit"][1]
-_CORRUPT = MESSAGES["NT-corrupt"][1]
-_MERGE_SHAPE = MESSAGES["NT-merge-shape"][1]
-_MERGE_RANK = MESSAGES["NT-merge-rank"][1]
-_T8_BOOL = MESSAGES["T8"][1].replace("{dtype}", "bool")  # bool is the one dtype numba_ta cannot sum
-_OOM, _SHAPE_INT64, _SPLIT_INT64, _PREPEND_INT64 = (
-    MESSAGES[c][1] for c in ("NT-oom", "NT-shape-int64", "NT-split-int64", "NT-prepend-int64")
+_MERGE_RANK, _MERGE_SHAPE, _SHAPE_INT64, _PREPEND_INT64, _OOM, _RANK = (
+    _ST[c] for c in ("NT-merge-rank", "NT-merge-shape", "NT-shape-int64", "NT-prepend-int64", "NT-oom", "NT-jit-rank")
 )
 _INT64_MAX = 2**63 - 1
 _U16, _U32, _U64 = np.zeros(0, np.uint16), np.zeros(0, np.uint32), np.zeros(0, np.uint64)  # item types for _cast
-_RANK = (
-    "inside compiled code, the elements of TensorArray {name} have rank {ndim} (its Numba type), "
-    "but element {index} has rank {rank}"
-)
+_NO_I64 = np.zeros(0, np.int64)
+_ERR_WORDS = 16  # a new array's err buffer (longer records replace it)
 
 
 # --------------------------------------------------------------------------- the state type
@@ -131,7 +135,7 @@ class StateProxy(structref.StructRefProxy):
     """A Python reference to a state struct (held by the Python layer; never seen by users)."""
 
 
-FIELDS = ("data", "state", "shape_id", "offsets", "hdr", "dims", "starts", "items", "es", "ces", "name")
+FIELDS = ("data", "state", "shape_id", "offsets", "hdr", "dims", "starts", "items", "es", "ces", "name", "err")
 structref.define_proxy(StateProxy, StateType, list(FIELDS))
 
 
@@ -149,6 +153,7 @@ def fields():
         ("es", types.int64[::1]),
         ("ces", types.int64[::1]),
         ("name", types.unicode_type),
+        ("err", types.int64[::1]),
     ]
 
 
@@ -255,8 +260,9 @@ if getattr(config, "DISABLE_JIT", False):  # the engine runs as Python: a plain 
                 setattr(self, name, value)
 
     def new_state(data, state, shape_id, offsets, hdr, dims, starts, items, es, ces, name):
-        """Return a new state struct holding the given fields (in :data:`FIELDS` order)."""
-        return _PyState(data, state, shape_id, offsets, hdr, dims, starts, items, es, ces, name)
+        """Return a new state struct holding the given fields (in :data:`FIELDS` order) and an empty ``err``."""
+        err = np.zeros(_ERR_WORDS, np.int64)
+        return _PyState(data, state, shape_id, offsets, hdr, dims, starts, items, es, ces, name, err)
 
     def _buf(s, field):  # type: ignore[misc]  # noqa: F811 - the intrinsics' stand-ins
         a = getattr(s, field)
@@ -276,51 +282,105 @@ else:
     # a dispatcher types its arguments in C; StateProxy(...) from Python would type them in Python (~100 us)
     @_kernels._kernel()
     def new_state(data, state, shape_id, offsets, hdr, dims, starts, items, es, ces, name):
-        """Return a new state struct holding the given fields (in :data:`FIELDS` order)."""
-        return StateProxy(data, state, shape_id, offsets, hdr, dims, starts, items, es, ces, name)
+        """Return a new state struct holding the given fields (in :data:`FIELDS` order) and an empty ``err``."""
+        err = np.zeros(_ERR_WORDS, np.int64)
+        return StateProxy(data, state, shape_id, offsets, hdr, dims, starts, items, es, ces, name, err)
 
 
 @_kernels._kernel()
 def fields_of(s):
     """Return the struct's fields, in :data:`FIELDS` order (its buffers are shared, not copied)."""
-    return s.data, s.state, s.shape_id, s.offsets, s.hdr, s.dims, s.starts, s.items, s.es, s.ces, s.name
+    return s.data, s.state, s.shape_id, s.offsets, s.hdr, s.dims, s.starts, s.items, s.es, s.ces, s.name, s.err
+
+
+# --------------------------------------------------------------------------- statuses
+@register_jitable
+def _fail(s, st, i0, i1, i2, a, na, b, nb):
+    """Record error ``st`` in ``s.err``: ``[st, i0, i1, i2, na, nb, *a[:na], *b[:nb]]``; return ``st``.
+
+    ``a`` and ``b`` are shapes (int64 arrays, -1 for an unknown dimension), ``na`` and ``nb``
+    how many of their dimensions count (-1: an unknown rank).  Which fields an error has is
+    ``_messages``' business (``engine_error``).
+    """
+    ka = max(na, 0)
+    n = 6 + ka + max(nb, 0)
+    if s.err.size < n:
+        s.err = np.zeros(max(n, _ERR_WORDS), np.int64)
+    e = s.err
+    e[0] = st
+    e[1] = i0
+    e[2] = i1
+    e[3] = i2
+    e[4] = na
+    e[5] = nb
+    for k in range(ka):
+        e[6 + k] = a[k]
+    for k in range(nb):
+        e[6 + ka + k] = b[k]
+    return st
+
+
+@register_jitable
+def _no_dims():
+    """An empty int64 array (what a failed op returns for its shapes: a global array would be read-only)."""
+    return np.zeros(0, np.int64)
+
+
+@register_jitable
+def _fail_i(s, st, i0=0, i1=0, i2=0):
+    """:func:`_fail` for an error whose fields are integers only."""
+    return _fail(s, st, i0, i1, i2, _NO_I64, 0, _NO_I64, 0)
+
+
+@register_jitable
+def _fail_s(s, st, i0, a, na, b, nb):
+    """:func:`_fail` for an error with shapes (and at most one integer)."""
+    return _fail(s, st, i0, 0, 0, a, na, b, nb)
+
+
+def _status_exception(err, name):
+    """Return ``(class, text)`` of the status record ``err`` (Python, called from compiled code in object mode).
+
+    ``class``: 0 InvalidArgumentError, 1 UnimplementedError, 2 ResourceExhaustedError,
+    3 InternalError, 4 NotImplementedError.
+    """
+    e = engine_error(err, name, _DTYPE_NAMES)
+    cls = _RAISED.index(type(e))
+    return cls, e.message if isinstance(e, OpError) else str(e)
+
+
+_RAISED = (InvalidArgumentError, UnimplementedError, ResourceExhaustedError, InternalError, NotImplementedError)
+
+
+@register_jitable
+def raise_status(s, st):
+    """Raise the exception of the status ``st`` (not 0) that an op on ``s`` returned, as compiled code can.
+
+    For the methods compiled into users' functions: the text is built in Python, in one
+    place (``_messages.engine_error``), and raised here with its class.
+    """
+    err = s.err[: 6 + max(s.err[4], 0) + max(s.err[5], 0)].copy()
+    name = s.name
+    with objmode(cls="int64", text="unicode_type"):
+        cls, text = _status_exception(err, name)
+    if cls == 1:
+        raise UnimplementedError(text)
+    if cls == 2:
+        raise ResourceExhaustedError(text)
+    if cls == 3:
+        raise InternalError(text)
+    if cls == 4:
+        raise NotImplementedError(text)
+    raise InvalidArgumentError(text)
+
+
+def error_of(s):
+    """Return the exception of the status record an op on ``s`` left (Python callers: ``raise E.error_of(s)``)."""
+    f = fields_of(s)
+    return engine_error(f[11], f[10], _DTYPE_NAMES)
 
 
 # --------------------------------------------------------------------------- shapes
-@register_jitable
-def _shape_str(a, n):
-    """TF's ``TensorShape::DebugString`` of the first ``n`` items of ``a``: ``[2,3]``."""
-    out = "["
-    for k in range(n):
-        if k:
-            out += ","
-        out += str(a[k])
-    return out + "]"
-
-
-@register_jitable
-def _partial_str(a):
-    """TF's ``PartialTensorShape::DebugString`` (-1 is an unknown dimension): ``[?,3]``."""
-    out = "["
-    for k in range(a.size):
-        if k:
-            out += ","
-        out += "?" if a[k] < 0 else str(a[k])
-    return out + "]"
-
-
-@register_jitable
-def _known_str(a, known):
-    """:func:`_partial_str`, or ``<unknown>`` for an unknown rank."""
-    return _partial_str(a) if known else "<unknown>"
-
-
-@register_jitable
-def _es_str(s):
-    """Format the array's element shape as TF prints a partial shape (``<unknown>`` for an unknown rank)."""
-    return _known_str(s.es, s.hdr[ES_KNOWN])
-
-
 @register_jitable
 def _fully_defined(es):
     for k in range(es.size):
@@ -417,12 +477,6 @@ def _items_of(shape):
 
 
 @register_jitable
-def _data_name(s):
-    """Return TF's name of the array's dtype."""
-    return _DTYPE_NAMES[s.hdr[DTYPE]]
-
-
-@register_jitable
 def _nitems(s):
     """Return the number of items the data buffer has room for."""
     return s.data.size // s.hdr[ITEMSIZE]
@@ -445,32 +499,32 @@ def _numpy_fits(shape, isz):
 
 @register_jitable
 def _new_items(s, n, zeros, shape):
-    """Return room for ``n`` items of the array's dtype (bytes; zeroed with ``zeros``); TF's OOM error for ``shape``.
+    """``(status, bytes)``: room for ``n`` items of the array's dtype (zeroed with ``zeros``); TF's OOM for ``shape``.
 
     ``n`` < 0 means more than 2**63 - 1 items.  Also refused: a ``shape`` numpy cannot make.
     """
     isz = s.hdr[ITEMSIZE]
     if not _numpy_fits(shape, isz):
         n = -1
-    return _new(n * isz if 0 <= n <= _INT64_MAX // isz else -1, s.data, zeros, shape, _data_name(s))
+    return _new(s, n * isz if 0 <= n <= _INT64_MAX // isz else -1, s.data, zeros, shape, s.hdr[DTYPE])
 
 
 @register_jitable
-def _oom(shape, name):
-    """Return TF's allocator error text for a tensor of ``shape`` (an int64 array) and dtype ``name``."""
-    return _OOM.replace("{shape}", _shape_str(shape, shape.size)).replace("{dtype}", name)
+def _oom(s, shape, dtype):
+    """Record TF's allocator error for a tensor of ``shape`` (an int64 array) and ``DTYPES[dtype]``; its status."""
+    return _fail(s, _OOM, dtype, 0, 0, shape, shape.size, _NO_I64, 0)
 
 
 @register_jitable
-def _new(n, like, zeros, shape, name):
-    """Return ``n`` items of ``like``'s dtype (zeroed with ``zeros``); TF's OOM error for ``shape`` if they don't fit.
+def _new(s, n, like, zeros, shape, dtype):
+    """``(status, array)``: ``n`` items of ``like``'s dtype (zeroed with ``zeros``), or TF's OOM error for ``shape``.
 
     ``n`` < 0 means more than 2**63 - 1 items.  A request of more bytes than an
-    int64 holds fails before any allocation.
+    int64 holds fails before any allocation.  The error names ``DTYPES[dtype]``.
     """
-    if n < 0 or n > _INT64_MAX // like.itemsize:
-        raise ResourceExhaustedError(_oom(shape, name))
     a = like[:0].copy()
+    if n < 0 or n > _INT64_MAX // like.itemsize:
+        return _oom(s, shape, dtype), a
     ok = True
     try:
         if zeros:
@@ -480,8 +534,8 @@ def _new(n, like, zeros, shape, name):
     except Exception:  # noqa: BLE001 - MemoryError (or numpy's ValueError, as Python): TF's error instead
         ok = False
     if not ok:
-        raise ResourceExhaustedError(_oom(shape, name))
-    return a
+        return _oom(s, shape, dtype), a
+    return 0, a
 
 
 @register_jitable
@@ -542,102 +596,103 @@ def _commit_es(s, es, known):
 
 @register_jitable
 def _merge(s, attr, attr_known):
-    """TF's ``element_shape_.MergeWith(attr)`` (NT-merge-rank, NT-merge-shape); return ``(merged, known)``."""
+    """TF's ``element_shape_.MergeWith(attr)`` (NT-merge-rank, NT-merge-shape); return ``(status, merged, known)``."""
     known = s.hdr[ES_KNOWN] != 0
     if not attr_known:
-        return s.es.copy(), known
+        return 0, s.es.copy(), known
     if not known:
-        return attr.copy(), True
+        return 0, attr.copy(), True
     if s.es.size != attr.size:
-        raise InvalidArgumentError(
-            _MERGE_RANK.replace("{rank}", str(s.es.size)).replace("{other_rank}", str(attr.size))
-        )
+        return _fail_i(s, _MERGE_RANK, s.es.size, attr.size), s.es, True
     es = s.es.copy()
     for k in range(es.size):
         a = attr[k]
         if es[k] >= 0 and a >= 0 and es[k] != a:
-            raise InvalidArgumentError(
-                _MERGE_SHAPE.replace("{shape}", _partial_str(s.es)).replace("{other_shape}", _partial_str(attr))
-            )
+            return _fail_s(s, _MERGE_SHAPE, 0, s.es, s.es.size, attr, attr.size), es, True
         if es[k] < 0:
             es[k] = a
-    return es, True
+    return 0, es, True
 
 
 @register_jitable
 def _plan_shape(s, shape, items):
-    """Return ``(sid, items)``: the id ``shape`` has or will have once interned, and the items table to plan with."""
+    """``(status, sid, items)``: the id ``shape`` has or will have once interned, and the items table to plan with."""
     sid = _find_shape(s, shape)
     if sid >= 0:
-        return sid, items
+        return 0, sid, items
     n = _items_of(shape)
     if n < 0:
-        raise InvalidArgumentError(_SHAPE_INT64.replace("{shape}", _shape_str(shape, shape.size)))
+        return _fail_s(s, _SHAPE_INT64, 0, shape, shape.size, _NO_I64, 0), -1, items
     ext = np.empty(items.size + 1, np.int64)  # items covers the interned shapes: the new one comes next
     ext[: items.size] = items
     ext[items.size] = n
-    return items.size, ext
+    return 0, items.size, ext
 
 
 @register_jitable
 def _check_rank(s, index, rank, want):
-    """Raise NotImplementedError when a compiled caller of element rank ``want`` (>= 0) gets another rank."""
+    """NT-jit-rank (NotImplementedError) when a compiled caller of element rank ``want`` (>= 0) gets another rank."""
     if want >= 0 and rank != want:
-        raise NotImplementedError(
-            _RANK.replace("{name}", s.name)
-            .replace("{ndim}", str(want))
-            .replace("{index}", str(index))
-            .replace("{rank}", str(rank))
-        )
+        return _fail_i(s, _RANK, want, index, rank)
+    return 0
 
 
 # --------------------------------------------------------------------------- room
 def _zeros_meta(n):
     """Return ``(state, shape_id, offsets, failed)``: zeroed metadata for ``n`` slots, or the dtype that did not fit.
 
+    ``failed`` is that dtype's position in :data:`DTYPES`, or -1.
+
     Python (called from compiled code in object mode): numpy's zeros take zeroed pages from
     the OS lazily, so metadata for a large capacity costs no memory until its slots are used
     (Numba's ``np.zeros`` would write every byte).
     """
     out = []
-    for t, tf in ((np.uint8, "uint8"), (np.int32, "int32"), (np.int64, "int64")):
+    for t in (np.uint8, np.int32, np.int64):
         try:
             out.append(np.zeros(n, t))
         except (MemoryError, ValueError):  # ValueError: more items than an intp holds
-            return _NO_U8, _NO_I32, _NO_I64, tf
-    return out[0], out[1], out[2], ""
+            return _NO_U8, _NO_I32, _NO_I64, dtype_code(t)
+    return out[0], out[1], out[2], -1
 
 
-_NO_U8, _NO_I32, _NO_I64 = np.zeros(0, np.uint8), np.zeros(0, np.int32), np.zeros(0, np.int64)
+_NO_U8, _NO_I32 = np.zeros(0, np.uint8), np.zeros(0, np.int32)
+_U8_CODE, _I32_CODE, _I64_CODE = (DTYPES.index(np.dtype(t)) for t in (np.uint8, np.int32, np.int64))
 _META_LAZY = 1 << 16  # slots from which metadata growth takes numpy's lazily zeroed pages (832 KiB)
 
 
 @register_jitable
-def _new_meta(n):
-    """``(state, shape_id, offsets)``: zeroed metadata for ``n`` slots (TF's OOM error if it cannot be had)."""
+def _new_meta(s, n):
+    """``(status, state, shape_id, offsets)``: zeroed metadata for ``n`` slots (TF's OOM error, recorded in ``s``)."""
     if n < _META_LAZY:  # small: zeroed here (a call into Python costs more than the zeroing)
         shape = _one(n)
-        state = _new(n, _NO_U8, True, shape, "uint8")
-        shape_id = _new(n, _NO_I32, True, shape, "int32")
-        offsets = _new(n, _NO_I64, True, shape, "int64")
-    else:
-        with objmode(state="uint8[::1]", shape_id="int32[::1]", offsets="int64[::1]", failed="unicode_type"):
-            state, shape_id, offsets, failed = _zeros_meta(n)
-        if len(failed):
-            raise ResourceExhaustedError(_oom(_one(n), failed))
-    return state, shape_id, offsets
+        st, state = _new(s, n, _NO_U8, True, shape, _U8_CODE)
+        shape_id = _NO_I32.copy()  # (a global array is read-only in compiled code)
+        offsets = _NO_I64.copy()
+        if not st:
+            st, shape_id = _new(s, n, _NO_I32, True, shape, _I32_CODE)
+        if not st:
+            st, offsets = _new(s, n, _NO_I64, True, shape, _I64_CODE)
+        return st, state, shape_id, offsets
+    with objmode(state="uint8[::1]", shape_id="int32[::1]", offsets="int64[::1]", failed="int64"):
+        state, shape_id, offsets, failed = _zeros_meta(n)
+    if failed >= 0:
+        return _oom(s, _one(n), failed), state, shape_id, offsets
+    return 0, state, shape_id, offsets
 
 
 @register_jitable
 def _reserve(s, n):
-    """Room for ``n`` slots in the metadata (geometric growth; new slots unwritten)."""
+    """Room for ``n`` slots in the metadata (geometric growth; new slots unwritten); return the status."""
     h = s.hdr
     cap = h[CAP]
     if n <= cap:
-        return
+        return 0
     newcap = max(n, 2 * cap, 8)
     m = min(cap, s.state.size)
-    state, shape_id, offsets = _new_meta(newcap)
+    st, state, shape_id, offsets = _new_meta(s, newcap)
+    if st:
+        return st
     state[:m] = s.state[:m]
     shape_id[:m] = s.shape_id[:m]
     offsets[:m] = s.offsets[:m]
@@ -646,6 +701,7 @@ def _reserve(s, n):
     s.offsets = offsets
     h[CAP] = newcap
     h[GEN] += 1
+    return 0
 
 
 @register_jitable
@@ -679,18 +735,22 @@ def _dense_rows(s, w, top, n_new):
 
 @register_jitable
 def _grow_data(s, items, keep):
+    """Room for ``items`` items in the data buffer (the first ``keep`` kept); return the status."""
     if items <= _nitems(s):
-        return
+        return 0
     isz = s.hdr[ITEMSIZE]
-    data = _new_items(s, items, False, _one(items))
+    st, data = _new_items(s, items, False, _one(items))
+    if st:
+        return st
     _move(data, 0, s.data, 0, keep * isz)
     s.data = data
     s.hdr[GEN] += 1
+    return 0
 
 
 @register_jitable
 def _alloc1(s, index, items, top, n_new, total):
-    """Return the offset of new room for ``items`` items of element ``index`` (``Storage._alloc``, one slot).
+    """``(status, offset)`` of new room for ``items`` items of element ``index`` (``Storage._alloc``, one slot).
 
     ``top``, ``n_new`` and ``total`` describe the whole op (highest slot + 1, elements
     that get room, their items): the first allocation chooses the layout for all of them.
@@ -702,11 +762,17 @@ def _alloc1(s, index, items, top, n_new, total):
             shape = np.empty(2, np.int64)
             shape[0] = rows
             shape[1] = items
-            s.data = _new_items(s, rows * items if rows <= _INT64_MAX // items else -1, False, shape)
+            st, data = _new_items(s, rows * items if rows <= _INT64_MAX // items else -1, False, shape)
+            if st:
+                return st, 0
+            s.data = data
             h[LAYOUT] = _DENSE
             h[WIDTH] = items
         else:
-            s.data = _new_items(s, total, False, _one(total))
+            st, data = _new_items(s, total, False, _one(total))
+            if st:
+                return st, 0
+            s.data = data
             h[LAYOUT] = _RAGGED
             h[USED] = 0
         h[GEN] += 1
@@ -716,18 +782,22 @@ def _alloc1(s, index, items, top, n_new, total):
             if top * w > _nitems(s):
                 rows = _dense_rows(s, w, top, n_new)
                 if rows:
-                    _grow_data(s, rows * w, _nitems(s))
+                    st = _grow_data(s, rows * w, _nitems(s))
+                    if st:
+                        return st, 0
             if top * w <= _nitems(s):
-                return index * w
+                return 0, index * w
         h[LAYOUT] = _RAGGED
         h[USED] = _nitems(s)
         h[GEN] += 1  # the Python layer's fast paths rely on the dense layout
     need = h[USED] + items
     if need > _nitems(s):
-        _grow_data(s, max(need, 2 * _nitems(s)), h[USED])
+        st = _grow_data(s, max(need, 2 * _nitems(s)), h[USED])
+        if st:
+            return st, 0
     o = h[USED]
     h[USED] = need
-    return o
+    return 0, o
 
 
 # --------------------------------------------------------------------------- sums
@@ -827,46 +897,35 @@ def _add(dst, src, code):
         _add_as(dst, src, np.complex128)
 
 
-@register_jitable
-def _msg(template, name, index):
-    return template.replace("{name}", name).replace("{index}", str(index))
-
-
 # --------------------------------------------------------------------------- write / read
 @register_jitable
 def write(s, index, flat, shape, numeric):
-    """TF's ``LockedWriteOrAggregate`` (T1, T2, T4 to T8 in order; sums in gradient arrays).
+    """TF's ``LockedWriteOrAggregate`` (T1, T2, T4 to T8 in order; sums in gradient arrays); return the status.
 
     ``flat`` is the value's items (1-d, C order) and ``shape`` its shape.
     """
     h = s.hdr
     if h[CLOSED]:
-        raise InvalidArgumentError(_T1.replace("{name}", s.name))
+        return _fail_i(s, _T1)
     n = h[SIZE]
     if index < 0 or (index >= n and not h[DYN]):
-        raise InvalidArgumentError(_msg(_T2, s.name, index).replace("{size}", str(n)))
+        return _fail_i(s, _T2, index, n)
     r = shape.size
     if not _es_compatible(s, shape):
-        raise InvalidArgumentError(
-            _msg(_T4, s.name, index).replace("{shape}", _shape_str(shape, r)).replace("{element_shape}", _es_str(s))
-        )
+        return _fail_s(s, _T4, index, shape, r, s.es, s.es.size if h[ES_KNOWN] else -1)
     bits = s.state[index] if index < n else 0
     add = False
     if bits:
         if bits & _R:
-            raise InvalidArgumentError(_msg(_T5, s.name, index))
+            return _fail_i(s, _T5, index)
         if not h[ISGRAD]:
-            raise InvalidArgumentError(_msg(_T6, s.name, index))
+            return _fail_i(s, _T6, index)
         old = _shape(s, s.shape_id[index])
         if not _same(old, shape):
-            raise InvalidArgumentError(
-                _msg(_T7, s.name, index)
-                .replace("{old_shape}", _shape_str(old, old.size))
-                .replace("{shape}", _shape_str(shape, r))
-            )
+            return _fail_s(s, _T7, index, old, old.size, shape, r)
         add = (bits & _D) != 0 and flat.size > 0
         if add and not numeric:
-            raise InvalidArgumentError(_T8_BOOL)
+            return _fail_i(s, _T8, h[DTYPE])
     ident_es = h[IDENT] and not (h[ES_KNOWN] and _fully_defined(s.es))
     isz = h[ITEMSIZE]
     if add:
@@ -875,15 +934,19 @@ def write(s, index, flat, shape, numeric):
         h[DISALLOWED] = 1
         if ident_es:
             _set_es(s, shape)
-        return
-    sid = s.shape_id[index] if bits else _intern(s, shape)
+        return 0
     if index >= n:
-        _reserve(s, index + 1)
+        st = _reserve(s, index + 1)
+        if st:
+            return st
     items = flat.size // isz
     o = 0
     if items:
-        o = _alloc1(s, index, items, index + 1, 1, items)
+        st, o = _alloc1(s, index, items, index + 1, 1, items)
+        if st:
+            return st
         _move(s.data, o * isz, flat, 0, flat.size)
+    sid = s.shape_id[index] if bits else _intern(s, shape)
     s.offsets[index] = o
     s.shape_id[index] = sid
     s.state[index] = _W | _D
@@ -892,55 +955,66 @@ def write(s, index, flat, shape, numeric):
     if ident_es:
         _set_es(s, shape)
     h[FASTSID] = sid if h[LAYOUT] == _DENSE and items == h[WIDTH] and items else -1
+    return 0
 
 
 @register_jitable
 def read(s, index, want):
-    """TF's ``LockedRead`` (T1, T9, T10, T11; soft zeros; clear_after_read); return ``(flat, shape)``.
+    """TF's ``LockedRead`` (T1, T9, T10, T11; soft zeros; clear_after_read); return ``(status, flat, shape)``.
 
-    ``want`` >= 0: the caller's element rank (another rank raises, changing nothing).
+    ``want`` >= 0: the caller's element rank (another rank fails, changing nothing).
     """
     h = s.hdr
+    none = s.data[:0]
     if h[CLOSED]:
-        raise InvalidArgumentError(_T1.replace("{name}", s.name))
+        return _fail_i(s, _T1), none, _no_dims()
     n = h[SIZE]
     if index < 0 or (index >= n and not h[ISGRAD]):
-        raise InvalidArgumentError(_T9.replace("{index}", str(index)).replace("{size}", str(n)))
+        return _fail_i(s, _T9, index, n), none, _no_dims()
     bits = s.state[index] if index < n else 0
     new = _W | _R | _C if h[CAR] else _W | _R
     if not bits & _W:
         if not h[ES_KNOWN] or not _fully_defined(s.es):
-            raise InvalidArgumentError(_msg(_T10, s.name, index).replace("{element_shape}", _es_str(s)))
+            return _fail_s(s, _T10, index, s.es, s.es.size if h[ES_KNOWN] else -1, _NO_I64, 0), none, _no_dims()
         shape = s.es.copy()
-        _check_rank(s, index, shape.size, want)
-        out = _new_items(s, _items_of(shape), True, shape)
+        st = _check_rank(s, index, shape.size, want)
+        if st:
+            return st, none, _no_dims()
+        st, out = _new_items(s, _items_of(shape), True, shape)
+        if not st and index >= n:
+            st = _reserve(s, index + 1)
+        if st:
+            return st, none, _no_dims()
         sid = _intern(s, shape)
         if index < n:
             s.shape_id[index] = sid
             s.state[index] = new
-            return out, shape
-        _reserve(s, index + 1)
+            return 0, out, shape
         for i in range(n, index + 1):
             s.state[i] = _W
             s.shape_id[i] = sid
         s.state[index] = new
         h[SIZE] = index + 1
-        return out, shape
+        return 0, out, shape
     if bits & _C:
-        raise InvalidArgumentError(_msg(_T11, s.name, index))
+        return _fail_i(s, _T11, index), none, _no_dims()
     sid = s.shape_id[index]
     items = s.items[sid]
     shape = _shape(s, sid).copy()
-    _check_rank(s, index, shape.size, want)
+    st = _check_rank(s, index, shape.size, want)
+    if st:
+        return st, none, _no_dims()
     if bits & _D and items:
         isz = h[ITEMSIZE]
         o = s.offsets[index] * isz
         out = np.empty(items * isz, np.uint8)
         _move(out, 0, s.data, o, items * isz)
     else:
-        out = _new_items(s, items, True, shape)
+        st, out = _new_items(s, items, True, shape)
+        if st:
+            return st, none, _no_dims()
     s.state[index] = (bits | _R | _C) & _ND if h[CAR] else bits | _R
-    return out, shape
+    return 0, out, shape
 
 
 # --------------------------------------------------------------------------- many reads
@@ -966,8 +1040,11 @@ def _repeat_keys(idx):
 
 
 @register_jitable
-def _check_reads(s, idx, zsid, es_str):
-    """Run ``ReadMany``'s checks in order (the kernel) and raise TF's error (T9, T10, T11); return the shape ids."""
+def _check_reads(s, idx, zsid, es, es_known):
+    """Run ``ReadMany``'s checks in order (the kernel): ``(status, shape ids)`` (T9, T10, T11).
+
+    ``es`` is the element shape the op reads unwritten elements with (``es_known``: its rank is known).
+    """
     h = s.hdr
     n = h[SIZE]
     if h[CAR]:
@@ -982,20 +1059,20 @@ def _check_reads(s, idx, zsid, es_str):
             size = n
             if h[ISGRAD] and pos:
                 size = max(n, idx[:pos].max() + 1)
-            raise InvalidArgumentError(_T9.replace("{index}", str(i)).replace("{size}", str(size)))
+            return _fail_i(s, _T9, i, size), sids
         if code == 2:
-            raise InvalidArgumentError(_msg(_T10, s.name, i).replace("{element_shape}", es_str))
-        raise InvalidArgumentError(_msg(_T11, s.name, i))
-    return sids
+            return _fail_s(s, _T10, i, es, es.size if es_known else -1, _NO_I64, 0), sids
+        return _fail_i(s, _T11, i), sids
+    return 0, sids
 
 
 @register_jitable
 def _plan_zeros(s, es, known):
-    """``(zsid, items)``: the shape id an unwritten element reads as (-1: undefined), and the items to plan with."""
+    """``(status, zsid, items)``: the shape id an unwritten element reads as (-1: undefined), the items to plan with."""
     items = s.items[: s.hdr[NSHAPES]]
     if known and _fully_defined(es):
         return _plan_shape(s, es, items)
-    return -1, items
+    return 0, -1, items
 
 
 @register_jitable
@@ -1062,7 +1139,7 @@ def _read_par(s, src, sids, items, width, out, isz):
 
 @register_jitable
 def _read_many(s, idx, sids, items, zsid, es, out, width, inplace=False):
-    """Plan, copy (``width`` items per element into ``out``; -1: each element's own size) and commit.
+    """Plan, copy (``width`` items per element into ``out``; -1: each element's own size) and commit; the status.
 
     ``inplace``: ``out`` is the data buffer itself, and each element is already where it is
     read to (a stack view): only soft zeros are written, into their own rows.
@@ -1070,12 +1147,14 @@ def _read_many(s, idx, sids, items, zsid, es, out, width, inplace=False):
     h = s.hdr
     m = idx.size
     top = idx.max() + 1
-    _reserve(s, top)
+    st = _reserve(s, top)
+    if st:
+        return st
     src = np.empty(m, np.int64)
     new_state = np.empty(m, np.uint8)
     _, bad = _kernels._plan_reads(idx, s.state, s.offsets, sids, items, h[CAR], _nitems(s), src, new_state)
     if bad >= 0:
-        raise InternalError(_CORRUPT.replace("{name}", s.name).replace("{index}", str(idx[bad])))
+        return _fail_i(s, _CORRUPT, idx[bad])
     isz = h[ITEMSIZE]
     if not inplace and m > 1 and out.size // isz >= h[PARMIN]:
         _read_par(s, src, sids, items, width, out, isz)
@@ -1105,16 +1184,16 @@ def _read_many(s, idx, sids, items, zsid, es, out, width, inplace=False):
             s.shape_id[i] = zsid
         h[SIZE] = top
     _kernels._store_reads(idx, s.state, s.shape_id, new_state, sids)
+    return 0
 
 
 @register_jitable
 def _result(s, idx, sids, zsid, es, n, shape):
-    """Allocate a gather's or concat's result of ``n`` items; TF's OOM error when it does not fit.
+    """``(status, bytes)``: a gather's or concat's result of ``n`` items; TF's OOM error when it does not fit.
 
     The error names the element shape when an element read is unwritten: TF makes each
     unwritten element's zeros first, and that is the allocation that fails there.
     """
-    name = _data_name(s)
     isz = s.hdr[ITEMSIZE]
     ok = n >= 0 and n <= _INT64_MAX // isz and _numpy_fits(shape, isz)
     out = s.data[:0].copy()
@@ -1127,10 +1206,12 @@ def _result(s, idx, sids, zsid, es, n, shape):
         if zsid >= 0:
             for k in range(idx.size):
                 if sids[k] == zsid and (idx[k] >= s.hdr[SIZE] or not s.state[idx[k]] & _W):
-                    _new_items(s, _items_of(es), True, es)  # raises when those zeros do not fit either
+                    st, _ = _new_items(s, _items_of(es), True, es)  # fails when those zeros do not fit either
+                    if st:
+                        return st, out
                     break
-        raise ResourceExhaustedError(_oom(shape, name))
-    return out
+        return _oom(s, shape, s.hdr[DTYPE]), out
+    return 0, out
 
 
 @register_jitable
@@ -1144,7 +1225,7 @@ def _is_range(idx):
 
 @register_jitable
 def gather(s, idx, attr, attr_known, want, view=False):
-    """TF's ``TensorArrayGatherV3`` (merge, T1, G3, T9 to T11, G4, G5 in order); return ``(flat, shape)``.
+    """TF's ``TensorArrayGatherV3`` (merge, T1, G3, T9 to T11, G4, G5 in order); return ``(status, flat, shape)``.
 
     ``attr`` is the op's ``element_shape`` attribute (when ``attr_known``); ``idx`` an int64 vector.
     With ``view``, ``flat`` is a view of the data buffer instead of a copy when ``idx`` is
@@ -1153,127 +1234,137 @@ def gather(s, idx, attr, attr_known, want, view=False):
     (T5), dense elements never move, and growth or close replace the buffer.
     """
     h = s.hdr
-    es, es_known = _merge(s, attr, attr_known)
+    none = s.data[:0]
+    st, es, es_known = _merge(s, attr, attr_known)
+    if st:
+        return st, none, _no_dims()
     m = idx.size
     if m == 0:  # TF returns before looking at the array (closed or not)
         if not attr_known or not _fully_defined(attr):
-            raise UnimplementedError(_G3.replace("{element_shape}", _known_str(attr, attr_known)))
-        _check_rank(s, 0, attr.size, want)
+            return _fail_s(s, _G3, 0, attr, attr.size if attr_known else -1, _NO_I64, 0), none, _no_dims()
+        st = _check_rank(s, 0, attr.size, want)
+        if st:
+            return st, none, _no_dims()
         shape = np.empty(attr.size + 1, np.int64)
         shape[0] = 0
         shape[1:] = attr
         _commit_es(s, es, es_known)
-        return np.zeros(0, s.data.dtype), shape
+        return 0, np.zeros(0, np.uint8), shape
     if h[CLOSED]:
-        raise InvalidArgumentError(_T1.replace("{name}", s.name))
-    zsid, items = _plan_zeros(s, es, es_known)
-    sids = _check_reads(s, idx, zsid, _known_str(es, es_known))
+        return _fail_i(s, _T1), none, _no_dims()
+    st, zsid, items = _plan_zeros(s, es, es_known)
+    if not st:
+        st, sids = _check_reads(s, idx, zsid, es, es_known)
+    if st:
+        return st, none, _no_dims()
     s0 = sids[0]
     shape0 = _sid_shape(s, s0, es)
     r = shape0.size
     if attr_known and not _compatible(attr, shape0):
-        raise InvalidArgumentError(
-            _G4.replace("{element_shape}", _partial_str(attr)).replace("{shape}", _shape_str(shape0, r))
-        )
+        return _fail_s(s, _G4, 0, attr, attr.size, shape0, r), none, _no_dims()
     w = items[s0]
     if w:
         for k in range(1, m):
             if sids[k] != s0:
                 other = _sid_shape(s, sids[k], es)
-                raise InvalidArgumentError(
-                    _G5.replace("{shape0}", _shape_str(shape0, r))
-                    .replace("{position}", str(k))
-                    .replace("{shape}", _shape_str(other, other.size))
-                )
-    _check_rank(s, idx[0], r, want)
+                return _fail_s(s, _G5, k, shape0, r, other, other.size), none, _no_dims()
+    st = _check_rank(s, idx[0], r, want)
+    if st:
+        return st, none, _no_dims()
     shape = np.empty(r + 1, np.int64)
     shape[0] = m
     shape[1:] = shape0
     if view and h[LAYOUT] == _DENSE and w and w == h[WIDTH] and m * w <= _nitems(s) and _is_range(idx):
-        _read_many(s, idx, sids, items, zsid, es, s.data, w, True)
+        st = _read_many(s, idx, sids, items, zsid, es, s.data, w, True)
+        if st:
+            return st, none, _no_dims()
         _commit_es(s, es, es_known)
-        return s.data[: m * w * h[ITEMSIZE]], shape
-    out = _result(s, idx, sids, zsid, es, m * w if w <= _INT64_MAX // m else -1, shape)
-    _read_many(s, idx, sids, items, zsid, es, out, w)
+        return 0, s.data[: m * w * h[ITEMSIZE]], shape
+    st, out = _result(s, idx, sids, zsid, es, m * w if w <= _INT64_MAX // m else -1, shape)
+    if not st:
+        st = _read_many(s, idx, sids, items, zsid, es, out, w)
+    if st:
+        return st, none, _no_dims()
     _commit_es(s, es, es_known)
-    return out, shape
+    return 0, out, shape
 
 
 @register_jitable
 def concat(s, attr, attr_known, want):
-    """TF's ``TensorArrayConcatV3`` (T1, C1, T9-T11, C2-C4); return ``(flat, shape, lengths)``.
+    """TF's ``TensorArrayConcatV3`` (T1, C1, T9-T11, C2-C4); return ``(status, flat, shape, lengths)``.
 
     ``attr`` is the op's ``element_shape_except0`` attribute (when ``attr_known``).
     """
     h = s.hdr
+    none = s.data[:0]
     if h[CLOSED]:
-        raise InvalidArgumentError(_T1.replace("{name}", s.name))
+        return _fail_i(s, _T1), none, _no_dims(), _no_dims()
     if h[ISGRAD]:
         n = h[MARKED]
         if n < 0:
-            raise InvalidArgumentError(_CONCAT_UNSPLIT.replace("{name}", s.name))
+            return _fail_i(s, _CONCAT_UNSPLIT), none, _no_dims(), _no_dims()
     else:
         n = h[SIZE]
     if n == 0:
         if not attr_known or not _fully_defined(attr):
-            raise UnimplementedError(_C1.replace("{element_shape}", _known_str(attr, attr_known)))
-        _check_rank(s, 0, attr.size + 1, want)
+            return _fail_s(s, _C1, 0, attr, attr.size if attr_known else -1, _NO_I64, 0), none, _no_dims(), _no_dims()
+        st = _check_rank(s, 0, attr.size + 1, want)
+        if st:
+            return st, none, _no_dims(), _no_dims()
         shape = np.empty(attr.size + 1, np.int64)
         shape[0] = 0
         shape[1:] = attr
-        return np.zeros(0, s.data.dtype), shape, np.zeros(0, np.int64)
+        return 0, np.zeros(0, np.uint8), shape, np.zeros(0, np.int64)
     idx = np.arange(n)
     es = s.es
     known = h[ES_KNOWN] != 0
-    zsid, items = _plan_zeros(s, es, known)
-    sids = _check_reads(s, idx, zsid, _es_str(s))
+    st, zsid, items = _plan_zeros(s, es, known)
+    if not st:
+        st, sids = _check_reads(s, idx, zsid, es, known)
+    if st:
+        return st, none, _no_dims(), _no_dims()
     s0 = _sid_shape(s, sids[0], es)
     r = s0.size
     if r == 0:
-        raise InvalidArgumentError(_C2.replace("{index}", "0"))
+        return _fail_i(s, _C2, 0), none, _no_dims(), _no_dims()
     if attr_known and not _compatible(attr, s0[1:]):
-        raise InvalidArgumentError(
-            _C3.replace("{element_shape}", _partial_str(attr)).replace("{shape}", _shape_str(s0[1:], r - 1))
-        )
+        return _fail_s(s, _C3, 0, attr, attr.size, s0[1:], r - 1), none, _no_dims(), _no_dims()
     lengths = np.empty(n, np.int64)
     for k in range(n):
         sk = _sid_shape(s, sids[k], es)
         if sk.size == 0:
-            raise InvalidArgumentError(_C2.replace("{index}", str(k)))
+            return _fail_i(s, _C2, k), none, _no_dims(), _no_dims()
         if not _same(sk[1:], s0[1:]):
-            raise InvalidArgumentError(
-                _C4.replace("{shape0}", _shape_str(s0[1:], r - 1))
-                .replace("{index}", str(k))
-                .replace("{shape}", _shape_str(sk[1:], sk.size - 1))
-            )
+            return _fail_s(s, _C4, k, s0[1:], r - 1, sk[1:], sk.size - 1), none, _no_dims(), _no_dims()
         lengths[k] = sk[0]
-    _check_rank(s, 0, r, want)
+    st = _check_rank(s, 0, r, want)
+    if st:
+        return st, none, _no_dims(), _no_dims()
     shape = s0.copy()
     total = 0
     for k in range(n):
         total = total + lengths[k] if lengths[k] <= _INT64_MAX - total else -1
     shape[0] = total
-    out = _result(s, idx, sids, zsid, es, _items_of(shape) if total >= 0 else -1, shape)
-    _read_many(s, idx, sids, items, zsid, es, out, -1)
-    return out, shape, lengths
+    st, out = _result(s, idx, sids, zsid, es, _items_of(shape) if total >= 0 else -1, shape)
+    if not st:
+        st = _read_many(s, idx, sids, items, zsid, es, out, -1)
+    if st:
+        return st, none, _no_dims(), _no_dims()
+    return 0, out, shape, lengths
 
 
 # --------------------------------------------------------------------------- many writes
 @register_jitable
-def _raise_write_error(s, code, index, old, shape):
-    """Raise TF's error for a failed ``WriteOrAggregateMany`` check (``_kernels._check_writes``'s code)."""
+def _write_error(s, code, index, old, shape):
+    """Record TF's error for a failed ``WriteOrAggregateMany`` check (``_kernels._check_writes``'s code); its status."""
     if code == 1:
-        raise InvalidArgumentError(_msg(_T5, s.name, index))
+        return _fail_i(s, _T5, index)
     if code == 2:
-        raise InvalidArgumentError(_msg(_T6, s.name, index))
+        return _fail_i(s, _T6, index)
     if code == 3:
         o = _shape(s, old)
-        raise InvalidArgumentError(
-            _msg(_T7, s.name, index)
-            .replace("{old_shape}", _shape_str(o, o.size))
-            .replace("{shape}", _shape_str(shape, shape.size))
-        )
-    raise InvalidArgumentError(_T8_BOOL)
+        return _fail_s(s, _T7, index, o, o.size, shape, shape.size)
+    return _fail_i(s, _T8, s.hdr[DTYPE])
 
 
 @register_jitable
@@ -1281,8 +1372,9 @@ def _store_many(s, idx, flat, sizes, sids, add, fresh):
     """Do the data work and the commit of a scatter or split: element ``idx[k]`` gets the next ``sizes[k]`` items.
 
     Room for every element that needs it (``fresh``) is allocated first, so an
-    allocation failure (TF's OOM error) changes nothing an op can see; then the
-    copies (``add``: sums into the element) and the commit, which cannot fail.
+    allocation failure (TF's OOM error, its status returned) changes nothing an op
+    can see; then the copies (``add``: sums into the element) and the commit, which
+    cannot fail.
     """
     m = idx.size
     top = 0
@@ -1296,7 +1388,9 @@ def _store_many(s, idx, flat, sizes, sids, add, fresh):
     offs = np.zeros(m, np.int64)
     for k in range(m):
         if fresh[k] and sizes[k]:
-            offs[k] = _alloc1(s, idx[k], sizes[k], top, n_fresh, total)
+            st, offs[k] = _alloc1(s, idx[k], sizes[k], top, n_fresh, total)
+            if st:
+                return st
     code = s.hdr[DTYPE]
     isz = s.hdr[ITEMSIZE]
     par = m > 1 and total >= s.hdr[PARMIN] and not add.any()
@@ -1335,41 +1429,40 @@ def _store_many(s, idx, flat, sizes, sids, add, fresh):
         o += z
     if add.any():
         s.hdr[DISALLOWED] = 1
+    return 0
 
 
 @register_jitable
 def scatter(s, idx, flat, rows, row, numeric):
-    """TF's ``TensorArrayScatterV3`` after K7 and S2 (T1, S3, S4, T2, T4, T5 to T8, in TF's order).
+    """TF's ``TensorArrayScatterV3`` after K7 and S2 (T1, S3, S4, T2, T4, T5 to T8, in TF's order); the status.
 
     The value has ``rows`` rows of shape ``row`` (int64 array), ``flat`` its items.
     """
     h = s.hdr
     if h[CLOSED]:
-        raise InvalidArgumentError(_T1.replace("{name}", s.name))
+        return _fail_i(s, _T1)
     m = idx.size
     if m != rows:
-        raise InvalidArgumentError(_S3.replace("{n_indices}", str(m)).replace("{n_values}", str(rows)))
+        return _fail_i(s, _S3, m, rows)
     n = h[SIZE]
     max_index = idx.max() if m else -1
     size2 = max(n, max_index + 1) if h[DYN] else n
     if max_index >= size2:
-        raise InvalidArgumentError(_S4.replace("{max_index}", str(max_index)).replace("{size}", str(size2)))
+        return _fail_i(s, _S4, max_index, size2)
     if m == 0:
-        return
+        return 0
     pos_neg = m
     for k in range(m):
         if idx[k] < 0:
             pos_neg = k
             break
     if pos_neg == 0:
-        raise InvalidArgumentError(_msg(_T2, s.name, idx[0]).replace("{size}", str(n)))
+        return _fail_i(s, _T2, idx[0], n)
     if not _es_compatible(s, row):
-        raise InvalidArgumentError(
-            _msg(_T4, s.name, idx[0])
-            .replace("{shape}", _shape_str(row, row.size))
-            .replace("{element_shape}", _es_str(s))
-        )
-    sid, items = _plan_shape(s, row, s.items[: h[NSHAPES]])
+        return _fail_s(s, _T4, idx[0], row, row.size, s.es, s.es.size if h[ES_KNOWN] else -1)
+    st, sid, items = _plan_shape(s, row, s.items[: h[NSHAPES]])
+    if st:
+        return st
     sids = np.full(m, sid, np.int64)
     keys, seen = _repeat_keys(idx[:pos_neg])
     add = np.empty(pos_neg, np.bool_)
@@ -1379,43 +1472,43 @@ def scatter(s, idx, flat, rows, row, numeric):
         idx[:pos_neg], s.state, s.shape_id, n, h[ISGRAD], sids[:pos_neg], items, numeric, keys, seen, add, fresh, dup
     )
     if code:
-        _raise_write_error(s, code, idx[p], old, row)
+        return _write_error(s, code, idx[p], old, row)
     if pos_neg < m:
         size_then = max(n, idx[:pos_neg].max() + 1) if h[DYN] else n
-        raise InvalidArgumentError(_msg(_T2, s.name, idx[pos_neg]).replace("{size}", str(size_then)))
-    # no check can fail any more: the data work and the commit
+        return _fail_i(s, _T2, idx[pos_neg], size_then)
+    # no check can fail any more: room (which can), then the data work and the commit
+    st = _reserve(s, max_index + 1)
+    if not st:
+        st = _store_many(s, idx, flat, np.full(m, items[sid], np.int64), sids, add, fresh)
+    if st:
+        return st
     _intern(s, row)
-    _reserve(s, max_index + 1)
-    _store_many(s, idx, flat, np.full(m, items[sid], np.int64), sids, add, fresh)
     h[SIZE] = size2
     if h[IDENT] and not (h[ES_KNOWN] and _fully_defined(s.es)):
         _set_es(s, row)
+    return 0
 
 
 @register_jitable
 def split(s, flat, lens, vshape, numeric, k7):
-    """TF's ``TensorArraySplitV3`` after P1-P4 (T1, negative lengths, P5, K7, T4, T5-T8 in TF's order).
+    """TF's ``TensorArraySplitV3`` after P1-P4 (T1, negative lengths, P5, K7, T4, T5-T8 in TF's order); the status.
 
     ``vshape`` is the value's shape (rank >= 1), ``flat`` its items, ``lens`` the lengths;
-    ``k7`` is the op's dtype error (raised after P5), or empty.
+    ``k7``: the op has a dtype error (the K7 status, after P5; the caller has its text).
     """
     h = s.hdr
     if h[CLOSED]:
-        raise InvalidArgumentError(_T1.replace("{name}", s.name))
+        return _fail_i(s, _T1)
     n_new = lens.size
     for k in range(n_new):
         if lens[k] < 0:
-            raise InvalidArgumentError(
-                _SPLIT_NEGATIVE.replace("{name}", s.name)
-                .replace("{position}", str(k))
-                .replace("{length}", str(lens[k]))
-            )
+            return _fail_i(s, _SPLIT_NEGATIVE, k, lens[k])
     size = h[SIZE]
     size2 = n_new if (h[DYN] and size < n_new) else size
     if size2 != n_new:
-        raise InvalidArgumentError(_P5.replace("{size}", str(size)).replace("{n_lengths}", str(n_new)))
-    if len(k7):
-        raise InvalidArgumentError(k7)
+        return _fail_i(s, _P5, size, n_new)
+    if k7:
+        return _fail_i(s, _K7)
     r = vshape.size
     row = 1
     for d in range(1, r):
@@ -1428,12 +1521,7 @@ def split(s, flat, lens, vshape, numeric, k7):
         if lens[kmax] > _INT64_MAX // row:
             shape_k = vshape.copy()
             shape_k[0] = lens[kmax]
-            raise InvalidArgumentError(
-                _SPLIT_INT64.replace("{name}", s.name)
-                .replace("{position}", str(kmax))
-                .replace("{length}", str(lens[kmax]))
-                .replace("{shape}", _shape_str(shape_k, r))
-            )
+            return _fail(s, _SPLIT_INT64, kmax, lens[kmax], 0, shape_k, r, _NO_I64, 0)
     es = s.es
     es_known = h[ES_KNOWN] != 0
     es2 = es.copy()
@@ -1441,12 +1529,12 @@ def split(s, flat, lens, vshape, numeric, k7):
     sids = np.empty(n_new, np.int64)
     add = np.zeros(n_new, np.bool_)
     fresh = np.zeros(n_new, np.bool_)
+    planned = _NO_I64
+    n_planned = 0
     if n_new:
         shape_k[0] = lens[0]
         if not _es_compatible(s, shape_k):
-            raise InvalidArgumentError(
-                _msg(_T4, s.name, 0).replace("{shape}", _shape_str(shape_k, r)).replace("{element_shape}", _es_str(s))
-            )
+            return _fail_s(s, _T4, 0, shape_k, r, es, es.size if es_known else -1)
         if h[IDENT] and not (es_known and _fully_defined(es)):
             es2 = shape_k.copy()
             es_known = True
@@ -1466,7 +1554,6 @@ def split(s, flat, lens, vshape, numeric, k7):
         # plan the pieces' shape ids: new lengths get the ids they will have once interned
         items = s.items[: h[NSHAPES]]
         planned = np.empty(n_new, np.int64)  # the new lengths, in order of first appearance
-        n_planned = 0
         for k in range(n_new):
             shape_k[0] = lens[k]
             sid = _find_shape(s, shape_k)
@@ -1493,33 +1580,33 @@ def split(s, flat, lens, vshape, numeric, k7):
         )
         if k_bad < n_new and k_bad <= p:
             shape_k[0] = lens[k_bad]
-            raise InvalidArgumentError(
-                _msg(_T4, s.name, k_bad)
-                .replace("{shape}", _shape_str(shape_k, r))
-                .replace("{element_shape}", _known_str(es2, es_known))
-            )
+            return _fail_s(s, _T4, k_bad, shape_k, r, es2, es2.size if es_known else -1)
         if code:
             shape_k[0] = lens[p]
-            _raise_write_error(s, code, p, old, shape_k)
-        # the commit: intern the planned shapes (they get the planned ids), then the data
-        for j in range(n_planned):
-            shape_k[0] = planned[j]
-            _intern(s, shape_k)
+            return _write_error(s, code, p, old, shape_k)
     marked = size2 if not h[ISGRAD] else h[MARKED]
     sizes = lens * row
     total = 0
     for k in range(n_new):  # the lengths' sum may have wrapped around int64 (P4 compares it wrapped)
         if sizes[k] > _INT64_MAX - total:
-            raise ResourceExhaustedError(_oom(_one(-1), _data_name(s)))
+            return _oom(s, _one(-1), h[DTYPE])
         total += sizes[k]
     if total != flat.size // h[ITEMSIZE]:
-        raise ResourceExhaustedError(_oom(_one(total), _data_name(s)))
-    _reserve(s, size2)
-    _store_many(s, np.arange(n_new), flat, sizes, sids, add, fresh)
+        return _oom(s, _one(total), h[DTYPE])
+    # no check can fail any more: room (which can), then the data work and the commit
+    st = _reserve(s, size2)
+    if not st:
+        st = _store_many(s, np.arange(n_new), flat, sizes, sids, add, fresh)
+    if st:
+        return st
+    for j in range(n_planned):  # intern the planned shapes: they get the planned ids
+        shape_k[0] = planned[j]
+        _intern(s, shape_k)
     h[MARKED] = marked
     h[SIZE] = max(size, size2)
     if es_known:
         _commit_es(s, es2, True)
+    return 0
 
 
 # --------------------------------------------------------------------------- close, gradient arrays
@@ -1544,8 +1631,9 @@ def close(s):
 def copy_shapes(g, f, prepend):
     """TF's ``CopyShapesFrom``: each slot written in ``f`` becomes a soft zero of ``prepend`` + its shape in ``g``.
 
-    ``g`` is a new gradient array of ``f``'s size.  Raises InvalidArgumentError (NT-prepend-int64),
-    changing nothing, when such a shape has more than 2**63 - 1 items.
+    ``g`` is a new gradient array of ``f``'s size.  Returns the status: NT-prepend-int64
+    (recorded in ``f``'s ``err``; nothing changed) when such a shape has more than 2**63 - 1
+    items.
     """
     n = f.hdr[SIZE]
     nf = f.hdr[NSHAPES]
@@ -1561,11 +1649,7 @@ def copy_shapes(g, f, prepend):
             shape[: prepend.size] = prepend
             shape[prepend.size :] = own
             if _items_of(shape) < 0:
-                raise InvalidArgumentError(
-                    _PREPEND_INT64.replace("{prepend}", _shape_str(prepend, prepend.size)).replace(
-                        "{message}", _SHAPE_INT64.replace("{shape}", _shape_str(shape, shape.size))
-                    )
-                )
+                return _fail_s(f, _PREPEND_INT64, 0, prepend, prepend.size, shape, shape.size)
             shapes.append(shape)
     mapped = np.full(nf, -1, np.int64)
     j = 0
@@ -1577,17 +1661,19 @@ def copy_shapes(g, f, prepend):
         if f.state[i] & _W:
             g.state[i] = _W
             g.shape_id[i] = mapped[f.shape_id[i]]
+    return 0
 
 
 @register_jitable
 def gradient_of(f, name, h, es, es_known, prepend):
-    """Return a new gradient array of ``f`` (TF's ``TensorArrayGradV3``, after its checks): a new struct.
+    """``(status, g)``: a new gradient array ``g`` of ``f`` (TF's ``TensorArrayGradV3``, after its checks).
 
     ``h`` is a fresh :func:`header` of ``f``'s dtype (its policies set), which the array takes
     as its ``hdr``.  It has ``f``'s size and shape rules and the element shape ``es``
     (``es_known``: whether it is known); every slot written in ``f`` is a soft zero of
-    ``prepend`` + its shape (:func:`copy_shapes`).  Raises what ``copy_shapes`` and the
-    metadata's allocation raise; ``f`` is not changed.
+    ``prepend`` + its shape (:func:`copy_shapes`).  Fails as ``copy_shapes`` and the
+    metadata's allocation do, the error recorded in ``f``'s ``err`` (``g`` is then ``f``);
+    ``f`` is not changed.
     """
     fh = f.hdr
     n = fh[SIZE]
@@ -1600,11 +1686,13 @@ def gradient_of(f, name, h, es, es_known, prepend):
     h[MARKED] = fh[MARKED]
     h[FASTSID] = -1
     h[ES_KNOWN] = es_known
-    state, shape_id, offsets = _new_meta(n)
+    st, state, shape_id, offsets = _new_meta(f, n)
+    if st:
+        return st, f
     g = new_state(f.data[:0].copy(), state, shape_id, offsets, h, _NO_I64.copy(), np.zeros(1, np.int64),
                   _NO_I64.copy(), es.copy(), _NO_I64.copy(), name)  # fmt: skip
-    copy_shapes(g, f, prepend)
-    return g
+    st = copy_shapes(g, f, prepend)
+    return st, g if not st else f
 
 
 if getattr(config, "DISABLE_JIT", False):
@@ -1623,38 +1711,38 @@ if getattr(config, "DISABLE_JIT", False):
 # install compiles them in each process (about a minute in all).
 @_kernels._kernel()
 def py_write(s, index, flat, shape, numeric):
-    """:func:`write` for the Python layer."""
-    write(s, index, flat, shape, numeric)
+    """:func:`write` for the Python layer: the status."""
+    return write(s, index, flat, shape, numeric)
 
 
 @_kernels._kernel()
 def py_read(s, index):
-    """:func:`read` for the Python layer: ``(flat, shape)``."""
+    """:func:`read` for the Python layer: ``(status, flat, shape)``."""
     return read(s, index, -1)
 
 
 @_kernels._kernel()
 def py_gather(s, idx, attr, attr_known, view):
-    """:func:`gather` for the Python layer: ``(flat, shape)``."""
+    """:func:`gather` for the Python layer: ``(status, flat, shape)``."""
     return gather(s, idx, attr, attr_known, -1, view)
 
 
 @_kernels._kernel()
 def py_concat(s, attr, attr_known):
-    """:func:`concat` for the Python layer: ``(flat, shape, lengths)``."""
+    """:func:`concat` for the Python layer: ``(status, flat, shape, lengths)``."""
     return concat(s, attr, attr_known, -1)
 
 
 @_kernels._kernel()
 def py_scatter(s, idx, flat, rows, row, numeric):
-    """:func:`scatter` for the Python layer."""
-    scatter(s, idx, flat, rows, row, numeric)
+    """:func:`scatter` for the Python layer: the status."""
+    return scatter(s, idx, flat, rows, row, numeric)
 
 
 @_kernels._kernel()
 def py_split(s, flat, lens, vshape, numeric, k7):
-    """:func:`split` for the Python layer."""
-    split(s, flat, lens, vshape, numeric, k7)
+    """:func:`split` for the Python layer: the status."""
+    return split(s, flat, lens, vshape, numeric, k7)
 
 
 @_kernels._kernel()
@@ -1665,7 +1753,7 @@ def py_close(s):
 
 @_kernels._kernel()
 def py_gradient_of(f, name, h, es, es_known, prepend):
-    """:func:`gradient_of` for the Python layer: the new struct."""
+    """:func:`gradient_of` for the Python layer: ``(status, new struct)``."""
     return gradient_of(f, name, h, es, es_known, prepend)
 
 

@@ -87,7 +87,6 @@ from ._engine import (
     _buf,
     _cast,
     _ptr,
-    _shape_str,
 )
 from ._messages import MESSAGES
 from ._shapes import TensorShape
@@ -103,6 +102,17 @@ _CLASS_SHAPES = MESSAGES["NT-class-shapes"][1]
 _NO_SIZE = MESSAGES["NT-class-no-size"][1]
 _SIZE_NEGATIVE = MESSAGES["NT-size-negative"][1]
 _DIMS_NEGATIVE = MESSAGES["NT-convert-dim-negative"][1].replace("{argname}", "dims")
+
+
+@register_jitable
+def _shape_str(a, n):
+    """TF's ``TensorShape::DebugString`` of the first ``n`` items of ``a``: ``[2,3]``."""
+    out = "["
+    for k in range(n):
+        if k:
+            out += ","
+        out += str(a[k])
+    return out + "]"
 
 
 # --------------------------------------------------------------------------- the type
@@ -499,7 +509,10 @@ def _ol_write(ta, index, value):
             return ta
         shape = E.shape_array(v.shape)
         _class_check(ta, shape)
-        E.write(_state(ta), index, np.ascontiguousarray(v).reshape(-1).view(np.uint8), shape, numeric)
+        s = _state(ta)
+        st = E.write(s, index, np.ascontiguousarray(v).reshape(-1).view(np.uint8), shape, numeric)
+        if st:
+            E.raise_status(s, st)
         _class_merge(ta, shape)
         return ta
 
@@ -552,7 +565,10 @@ def _ol_read(ta, index):
         ok, out = _fast_read(ta, index, ndim, zshape, dt)
         if ok:
             return out
-        flat, shape = E.read(_state(ta), index, ndim)
+        s = _state(ta)
+        st, flat, shape = E.read(s, index, ndim)
+        if st:
+            E.raise_status(s, st)
         return flat.view(dt).reshape(to_fixed_tuple(shape, ndim))
 
     return impl
@@ -604,7 +620,10 @@ def _ol_gather(ta, indices):
         if idx.ndim != 1:
             raise InvalidArgumentError(_G2.replace("{shape}", _shape_str(E.shape_array(idx.shape), idx.ndim)))
         attr, known = _class_attr(ta)
-        flat, shape = E.gather(_state(ta), idx.ravel(), attr, known, ndim)
+        s = _state(ta)
+        st, flat, shape = E.gather(s, idx.ravel(), attr, known, ndim)
+        if st:
+            E.raise_status(s, st)
         return flat.view(dt).reshape(to_fixed_tuple(shape, ndim1))
 
     return impl
@@ -679,7 +698,10 @@ def _ol_stack(ta):
         if ta.hdr[CLOSED]:
             raise InvalidArgumentError(_T1.replace("{name}", ta.name))
         attr, known = _class_attr(ta)
-        flat, shape = E.gather(_state(ta), np.arange(ta.hdr[SIZE]), attr, known, ndim)
+        s = _state(ta)
+        st, flat, shape = E.gather(s, np.arange(ta.hdr[SIZE]), attr, known, ndim)
+        if st:
+            E.raise_status(s, st)
         return flat.view(dt).reshape(to_fixed_tuple(shape, ndim1))
 
     return impl
@@ -692,7 +714,10 @@ def _class_scatter(ta, idx, v, numeric):
     _class_check(ta, row)
     if idx.ndim != 1:
         raise InvalidArgumentError(_G2.replace("{shape}", _shape_str(E.shape_array(idx.shape), idx.ndim)))
-    E.scatter(_state(ta), idx.ravel(), np.ascontiguousarray(v).reshape(-1).view(np.uint8), v.shape[0], row, numeric)
+    s = _state(ta)
+    st = E.scatter(s, idx.ravel(), np.ascontiguousarray(v).reshape(-1).view(np.uint8), v.shape[0], row, numeric)
+    if st:
+        E.raise_status(s, st)
     _class_merge(ta, row)
     return ta
 
@@ -736,7 +761,10 @@ def _ol_concat(ta):
         # the class passes element_shape[1:] as the op's element_shape_except0 (known when the rank is >= 1)
         known = h[CLASS_KNOWN] != 0 and ta.ces.size > 0
         attr = ta.ces[1:] if known else ta.ces[:0]
-        flat, shape, _ = E.concat(_state(ta), attr, known, ndim)
+        s = _state(ta)
+        st, flat, shape, _ = E.concat(s, attr, known, ndim)
+        if st:
+            E.raise_status(s, st)
         return flat.view(dt).reshape(to_fixed_tuple(shape, ndim))
 
     return impl
@@ -772,7 +800,10 @@ def _ol_split(ta, value, lengths):
                 _P4.replace("{total}", str(total)).replace("{shape}", _shape_str(E.shape_array(v.shape), vdim))
             )
         flat = np.ascontiguousarray(v).reshape(-1).view(np.uint8)
-        E.split(_state(ta), flat, flat_lens, E.shape_array(v.shape), numeric, "")
+        s = _state(ta)
+        st = E.split(s, flat, flat_lens, E.shape_array(v.shape), numeric, False)
+        if st:
+            E.raise_status(s, st)
         if same:
             _class_merge(ta, shape)
         return ta
@@ -930,6 +961,7 @@ def new_array(dtype, size, dynamic_size, clear_after_read, tensor_array_name, ha
         s.es = es
         s.ces = es.copy()
         s.name = uname
+        s.err = np.zeros(E._ERR_WORDS, np.int64)
         return s
 
     return impl

@@ -69,6 +69,16 @@ such check):
 * ``NT-flow-scalar``: a ``flow_in`` that is not a scalar.
 * ``NT-handle`` (``InvalidArgumentError``) and ``NT-handle-type``
   (``TypeError``): a ``handle`` argument that is not a TensorArray handle.
+* ``NT-jit-rank`` (``NotImplementedError``): inside compiled code, an
+  element whose rank is not the one of the array's Numba type.
+
+Engine status codes
+-------------------
+The storage engine's compiled functions return a status instead of raising:
+0, or the position in :data:`ENGINE_CODES` of the message code of the error
+(one of the codes above).  They leave the error's fields in the array's
+``err`` buffer (a status record, see :func:`engine_error`), and
+:func:`engine_error` turns that record into the exception.
 
 Examples
 --------
@@ -82,7 +92,7 @@ Size should be >= 0. [Op:TensorArrayV3]
 from __future__ import annotations
 
 import string
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
 from .errors import (
@@ -93,7 +103,7 @@ from .errors import (
     UnimplementedError,
 )
 
-__all__ = ["MESSAGES", "FIELDS", "error", "python_error", "message"]
+__all__ = ["MESSAGES", "FIELDS", "ENGINE_CODES", "error", "python_error", "message", "engine_error"]
 
 _IA = InvalidArgumentError
 _HANDLE = (
@@ -303,6 +313,11 @@ MESSAGES: Mapping[str, tuple[type[Exception], str]] = MappingProxyType(
         "NT-flow-scalar": (_IA, "flow_in must be a float32 scalar, got {flow_in!r}"),
         "NT-handle": (_IA, _HANDLE),
         "NT-handle-type": (TypeError, _HANDLE),
+        "NT-jit-rank": (
+            NotImplementedError,
+            "inside compiled code, the elements of TensorArray {name} have rank {ndim} (its Numba type), but "
+            "element {index} has rank {rank}",
+        ),
     }
 )
 
@@ -418,3 +433,117 @@ def python_error(code: str, /, **fields: object) -> Exception:
     if issubclass(cls, OpError):
         raise TypeError(f"message {code} is an op error: use error")
     return cls(message(code, **fields))
+
+
+ENGINE_CODES: tuple[str, ...] = (
+    "",  # 0: no error
+    "T1", "T2", "T4", "T5", "T6", "T7", "T8", "T9", "T10", "T11",
+    "G3", "G4", "G5", "S3", "S4", "C1", "C2", "C3", "C4", "P5", "K7",
+    "NT-split-negative", "NT-split-int64", "NT-concat-unsplit", "NT-corrupt", "NT-merge-rank", "NT-merge-shape",
+    "NT-shape-int64", "NT-prepend-int64", "NT-oom", "NT-jit-rank",
+)  # fmt: skip
+"""The message codes of the engine's statuses: status ``k`` is error ``ENGINE_CODES[k]`` (0: none)."""
+
+
+def _record_fields(code: str, i: Sequence[int], a: str, b: str) -> dict[str, object]:
+    """The template fields of engine error ``code`` but ``name`` and ``dtype`` (see :func:`engine_error`)."""
+    if code in ("T2", "T9"):
+        return {"index": i[0], "size": i[1]}
+    if code in ("T5", "T6", "T11", "C2", "NT-corrupt"):
+        return {"index": i[0]}
+    if code == "T4":
+        return {"index": i[0], "shape": a, "element_shape": b}
+    if code == "T7":
+        return {"index": i[0], "old_shape": a, "shape": b}
+    if code == "T10":
+        return {"index": i[0], "element_shape": a}
+    if code in ("G3", "C1"):
+        return {"element_shape": a}
+    if code in ("G4", "C3"):
+        return {"element_shape": a, "shape": b}
+    if code == "G5":
+        return {"shape0": a, "position": i[0], "shape": b}
+    if code == "C4":
+        return {"shape0": a, "index": i[0], "shape": b}
+    if code == "S3":
+        return {"n_indices": i[0], "n_values": i[1]}
+    if code == "S4":
+        return {"max_index": i[0], "size": i[1]}
+    if code == "P5":
+        return {"size": i[0], "n_lengths": i[1]}
+    if code == "NT-split-negative":
+        return {"position": i[0], "length": i[1]}
+    if code == "NT-split-int64":
+        return {"position": i[0], "length": i[1], "shape": a}
+    if code == "NT-merge-rank":
+        return {"rank": i[0], "other_rank": i[1]}
+    if code == "NT-merge-shape":
+        return {"shape": a, "other_shape": b}
+    if code in ("NT-shape-int64", "NT-oom"):
+        return {"shape": a}
+    if code == "NT-prepend-int64":
+        return {"prepend": a, "message": message("NT-shape-int64", shape=b)}
+    if code == "NT-jit-rank":
+        return {"ndim": i[0], "index": i[1], "rank": i[2]}
+    return {}  # T1, T8, NT-concat-unsplit: the name or the dtype only
+
+
+def engine_error(err: Sequence[int], name: str, dtype_names: Sequence[str]) -> Exception:
+    """Build the exception of an engine status record (the caller raises it).
+
+    Parameters
+    ----------
+    err : sequence of int
+        The record, as the engine's ``_fail`` leaves it in an array's ``err`` buffer:
+        ``[status, i0, i1, i2, na, nb, *a, *b]``: the status (a position in
+        :data:`ENGINE_CODES`), three integer fields, and two shapes of ``na`` and ``nb``
+        dimensions (-1 for a dimension that is unknown; ``na`` or ``nb`` -1 for an
+        unknown rank).  For ``T8`` and ``NT-oom``, ``i0`` is the dtype's position in
+        ``dtype_names``.
+    name : str
+        The array's name.
+    dtype_names : sequence of str
+        TensorFlow's names of the engine's dtypes (``T8`` and ``NT-oom`` name one).
+
+    Returns
+    -------
+    Exception
+        The code's exception with TensorFlow's text: an
+        :class:`~numba_ta.errors.OpError`, or a ``NotImplementedError`` for
+        ``NT-jit-rank``.
+
+    Raises
+    ------
+    IndexError
+        If the record's status is 0 or not a status.
+
+    Examples
+    --------
+    >>> st = ENGINE_CODES.index("T2")
+    >>> e = engine_error([st, 5, 3, 0, 0, 0], "ta", ["float32"])
+    >>> type(e).__name__, e.message
+    ('InvalidArgumentError', 'TensorArray ta: Tried to write to index 5 but array is not resizeable and size is: 3')
+    """
+    from ._shapes import partial_str, shape_str  # (_shapes imports this module)
+
+    st = int(err[0])
+    if st <= 0:
+        raise IndexError(f"no engine error in status {st}")
+    code = ENGINE_CODES[st]
+    na, nb = int(err[4]), int(err[5])
+    a_dims = [int(d) for d in err[6 : 6 + max(na, 0)]]
+    b_dims = [int(d) for d in err[6 + max(na, 0) : 6 + max(na, 0) + max(nb, 0)]]
+    partial = code in ("T4", "T10", "G3", "G4", "C1", "C3", "NT-merge-shape")
+    a = partial_str(None if na < 0 else [None if d < 0 else d for d in a_dims]) if partial else shape_str(a_dims)
+    if code in ("T4", "NT-merge-shape"):
+        b = partial_str(None if nb < 0 else [None if d < 0 else d for d in b_dims])
+    else:
+        b = shape_str(b_dims)
+    fields = _record_fields(code, [int(x) for x in err[1:4]], a, b)
+    if "{name}" in MESSAGES[code][1]:
+        fields["name"] = name
+    if code in ("T8", "NT-oom"):
+        fields["dtype"] = dtype_names[int(err[1])]
+    if code == "NT-jit-rank":
+        return python_error(code, **fields)
+    return error(code, **fields)

@@ -251,7 +251,7 @@ class Storage:
         """Return a new ``Storage`` around an existing struct (one made by compiled code)."""
         st = cls.__new__(cls)
         fields = E.fields_of(s)
-        st._adopt(s, fields[-1], np.dtype(dtype), fields)
+        st._adopt(s, fields[10], np.dtype(dtype), fields)
         return st
 
     def _refresh(self, fields=None):
@@ -262,7 +262,7 @@ class Storage:
         on for their shape when the new state still allows them (:meth:`_arm`).
         """
         armed = self._fast_shape if self._gen >= 0 else None
-        raw, state, shape_id, offsets, hdr, dims, starts, items, es, _, _ = fields or E.fields_of(self._s)
+        raw, state, shape_id, offsets, hdr, dims, starts, items, es = (fields or E.fields_of(self._s))[:9]
         h = memoryview(hdr)
         gen = h[GEN]
         shapes = self._shapes
@@ -455,9 +455,12 @@ class Storage:
                 return
         shape = np.array(value.shape, dtype=np.int64)
         if cell is None:
-            E.py_write(self._s, index, _bytes(value), shape, self._numeric)
+            if E.py_write(self._s, index, _bytes(value), shape, self._numeric):
+                raise E.error_of(self._s)
         else:
-            _, cell[0] = E.py_write(self._s, index, _bytes(value), shape, self._numeric), cell_value
+            cell[0] = cell_value if not (st := E.py_write(self._s, index, _bytes(value), shape, self._numeric)) else cell[0]  # noqa: E501  # fmt: skip
+            if st:
+                raise E.error_of(self._s)
         self._arm(value.shape)
 
     # ------------------------------------------------------------------ read
@@ -470,8 +473,10 @@ class Storage:
                 out = self._fast_rows[index, ...].copy()  # 0-d stays an array
                 self._st[index] = (st | _RC) & _ND if self.clear_after_read else st | _R  # commit, after the copy
                 return out
-        r = None
-        out = (r := E.py_read(self._s, index))[0].view(self.dtype).reshape(r[1])
+        st, flat, shape = E.py_read(self._s, index)
+        if st:
+            raise E.error_of(self._s)
+        out = flat.view(self.dtype).reshape(shape)
         if h[GEN] != self._gen:
             self._refresh()
         return out
@@ -488,8 +493,10 @@ class Storage:
             raise _messages.error("G2", shape=shape_str(idx.shape))
         attr, known = _partial(attr_shape)
         self.hdr[PARMIN] = _config.PARALLEL_MIN_ELEMENTS
-        r = None
-        out = (r := E.py_gather(self._s, np.ascontiguousarray(idx, np.int64), attr, known, view))[0].view(self.dtype).reshape(r[1])  # noqa: E501  # fmt: skip
+        st, flat, shape = E.py_gather(self._s, np.ascontiguousarray(idx, np.int64), attr, known, view)
+        if st:
+            raise E.error_of(self._s)
+        out = flat.view(self.dtype).reshape(shape)
         if view and out.size:
             self._current()  # the views of the struct: is ``out`` a slice of its data buffer?
             if np.may_share_memory(out, self._raw):
@@ -500,9 +507,10 @@ class Storage:
         """Run ``TensorArrayConcatV3`` after lookup and K8; return ``(value, lengths)``."""
         attr, known = _partial(except0)
         self.hdr[PARMIN] = _config.PARALLEL_MIN_ELEMENTS
-        r = None
-        out, lengths = (r := E.py_concat(self._s, attr, known))[0].view(self.dtype).reshape(r[1]), r[2]
-        return out, lengths
+        st, flat, shape, lengths = E.py_concat(self._s, attr, known)
+        if st:
+            raise E.error_of(self._s)
+        return flat.view(self.dtype).reshape(shape), lengths
 
     # ------------------------------------------------------------------ many writes
     def scatter(self, idx, value, cell=None, cell_value=None):
@@ -517,31 +525,37 @@ class Storage:
         rows, row = value.shape[0], np.array(value.shape[1:], dtype=np.int64)
         self.hdr[PARMIN] = _config.PARALLEL_MIN_ELEMENTS
         if cell is None:
-            E.py_scatter(self._s, idx, _bytes(value), rows, row, self._numeric)
+            if E.py_scatter(self._s, idx, _bytes(value), rows, row, self._numeric):
+                raise E.error_of(self._s)
         else:
-            _, cell[0] = E.py_scatter(self._s, idx, _bytes(value), rows, row, self._numeric), cell_value
+            cell[0] = cell_value if not (st := E.py_scatter(self._s, idx, _bytes(value), rows, row, self._numeric)) else cell[0]  # noqa: E501  # fmt: skip
+            if st:
+                raise E.error_of(self._s)
         if idx.size:
             self._arm(value.shape[1:])  # later one-element writes and reads of this shape: the fast paths
 
     def split(self, value, lengths, check_dtype, cell=None, cell_value=None):
         """Run ``TensorArraySplitV3`` after P1-P4: T1, negative lengths, P5, K7, the writes.
 
-        ``check_dtype`` raises the op's K7 error (the engine raises it in its place, after
-        P5); ``cell`` as for :meth:`write`.
+        ``check_dtype`` raises the op's K7 error (raised in its place: the engine returns its
+        status after P5); ``cell`` as for :meth:`write`.
         """
-        k7 = ""
+        k7 = None
         if value.dtype != self.dtype:
             try:
                 check_dtype(value.dtype)
             except OpError as e:
-                k7 = e.message
+                k7 = e
         lens = np.ascontiguousarray(lengths, np.int64)
         shape = np.array(value.shape, dtype=np.int64)
         self.hdr[PARMIN] = _config.PARALLEL_MIN_ELEMENTS
+        bad = k7 is not None
         if cell is None:
-            E.py_split(self._s, _bytes(value), lens, shape, self._numeric, k7)
+            st = E.py_split(self._s, _bytes(value), lens, shape, self._numeric, bad)
         else:
-            _, cell[0] = E.py_split(self._s, _bytes(value), lens, shape, self._numeric, k7), cell_value
+            cell[0] = cell_value if not (st := E.py_split(self._s, _bytes(value), lens, shape, self._numeric, bad)) else cell[0]  # noqa: E501  # fmt: skip
+        if st:
+            raise k7 if st == E._K7 and k7 is not None else E.error_of(self._s)
         if lens.size:
             self._arm((int(lens[0]),) + tuple(value.shape[1:]))  # when element 0's shape fills a dense row
 
@@ -558,7 +572,9 @@ class Storage:
         es, known = _partial(element_shape)
         prepend = np.array(prepend, dtype=np.int64).reshape(-1)
         h = _header(fwd.dtype)
-        s = E.py_gradient_of(fwd._s, name, h, es, known, prepend)
+        st, s = E.py_gradient_of(fwd._s, name, h, es, known, prepend)
+        if st:
+            raise E.error_of(fwd._s)
         return cls.from_struct(s, fwd.dtype)
 
     # ------------------------------------------------------------------ pickling

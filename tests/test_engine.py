@@ -22,39 +22,55 @@ import pytest
 
 from numba_ta import _engine as E
 from numba_ta._storage import Storage
-from numba_ta.errors import OpError
+from numba_ta.errors import InvalidArgumentError, OpError
 
 
 # --------------------------------------------------------------------------- the engine, called as compiled code does
+# (each returns a status; the wrappers raise its exception, as the methods compiled into users' code do)
 @numba.njit
 def e_write(s, i, v, numeric):
-    E.write(s, i, np.ascontiguousarray(v).reshape(-1).view(np.uint8), E.shape_array(v.shape), numeric)
+    st = E.write(s, i, np.ascontiguousarray(v).reshape(-1).view(np.uint8), E.shape_array(v.shape), numeric)
+    if st:
+        E.raise_status(s, st)
 
 
 @numba.njit
 def e_read(s, i):
-    return E.read(s, i, -1)
+    st, flat, shape = E.read(s, i, -1)
+    if st:
+        E.raise_status(s, st)
+    return flat, shape
 
 
 @numba.njit
 def e_gather(s, idx, attr, known):
-    return E.gather(s, idx, attr, known, -1)
+    st, flat, shape = E.gather(s, idx, attr, known, -1)
+    if st:
+        E.raise_status(s, st)
+    return flat, shape
 
 
 @numba.njit
 def e_concat(s, attr, known):
-    return E.concat(s, attr, known, -1)
+    st, flat, shape, lengths = E.concat(s, attr, known, -1)
+    if st:
+        E.raise_status(s, st)
+    return flat, shape, lengths
 
 
 @numba.njit
 def e_scatter(s, idx, v, numeric):
     flat = np.ascontiguousarray(v).reshape(-1).view(np.uint8)
-    E.scatter(s, idx, flat, v.shape[0], E.shape_array(v.shape[1:]), numeric)
+    st = E.scatter(s, idx, flat, v.shape[0], E.shape_array(v.shape[1:]), numeric)
+    if st:
+        E.raise_status(s, st)
 
 
 @numba.njit
 def e_split(s, v, lengths, numeric):
-    E.split(s, np.ascontiguousarray(v).reshape(-1).view(np.uint8), lengths, E.shape_array(v.shape), numeric, "")
+    st = E.split(s, np.ascontiguousarray(v).reshape(-1).view(np.uint8), lengths, E.shape_array(v.shape), numeric, False)
+    if st:
+        E.raise_status(s, st)
 
 
 def new_engine(name, dtype, size, es, dyn, car, ident, grad):
@@ -287,7 +303,10 @@ def test_mixed_ranks_and_the_rank_check():
 
     @numba.njit
     def read_rank1(s, i):
-        return E.read(s, i, 1)
+        st, flat, shape = E.read(s, i, 1)
+        if st:
+            E.raise_status(s, st)
+        return flat, shape
 
     with pytest.raises(NotImplementedError, match="element 1 has rank 2"):
         read_rank1(s, 1)
@@ -340,12 +359,19 @@ def test_split_lengths_past_int64_fail_as_storage_does():
 
 
 def test_split_dtype_error_comes_after_the_size_check():
-    """The op's dtype error (K7, passed in) comes after P5, as in Storage.split."""
+    """The op's dtype error (K7: the caller says there is one, and has its text) comes after P5, as in Storage.split."""
     s = new_engine("arr", np.float32, 2, None, False, True, False, False)
 
     @numba.njit
+    def e_split_k7(s, v, lengths):
+        return E.split(s, v, lengths, E.shape_array(v.shape), 1, True)
+
     def split_k7(s, v, lengths):
-        E.split(s, v, lengths, E.shape_array(v.shape), 1, "K7 text")
+        st = e_split_k7(s, v, lengths)
+        if st == E._K7:
+            raise InvalidArgumentError("K7 text")
+        if st:
+            raise E.error_of(s)
 
     st = Storage("arr", np.float32, 2, None)
     expected = run(lambda: st.split(np.ones(3, np.float32), np.array([1, 1, 1]), None))  # P5 before the dtype check
@@ -361,7 +387,9 @@ def e_close(s):
 
 @numba.njit
 def e_copy_shapes(g, f, prepend):
-    E.copy_shapes(g, f, prepend)
+    st = E.copy_shapes(g, f, prepend)
+    if st:
+        E.raise_status(f, st)
 
 
 @pytest.mark.parametrize("seed", range(4))
