@@ -235,8 +235,27 @@ def test_codes_used_in_the_package_are_the_tables():
                 arg = node.args[0]
                 assert isinstance(arg, ast.Constant) and isinstance(arg.value, str), f"{path}:{node.lineno}"
                 used.add(arg.value)
-    assert used | looked_up <= set(MESSAGES), (used | looked_up) - set(MESSAGES)
-    assert set(MESSAGES) - used - looked_up == UNREACHABLE
+    engine = set(_messages.ENGINE_CODES) - {""}  # the engine's statuses: engine_error builds their errors
+    assert used | looked_up | engine <= set(MESSAGES), (used | looked_up | engine) - set(MESSAGES)
+    assert set(MESSAGES) - used - looked_up - engine == UNREACHABLE
+
+
+@pytest.mark.parametrize("code", [c for c in _messages.ENGINE_CODES if c not in ("", "K7")])
+def test_every_engine_status_builds_its_error(code):
+    """A status record gives the code's class and its template filled in (K7: the caller has the op's own error)."""
+    st = _messages.ENGINE_CODES.index(code)
+    record = [st, 3, 7, 2, 2, 2, 5, -1, 4, 6]  # i0..i2; a = [5, -1] (a partial [5,?] where partial), b = [4, 6]
+    e = _messages.engine_error(record, "ta_7", ["bool", "float32", "half", "int64"])
+    cls, template = MESSAGES[code]
+    assert type(e) is cls
+    text = e.message if isinstance(e, errors.OpError) else str(e)
+    assert "{" not in text and ("ta_7" in text) == ("{name}" in template)
+    if "{shape}" in template and code not in ("NT-merge-shape", "NT-prepend-int64", "T7", "G4", "G5", "C3", "C4"):
+        assert "[5,-1]" in text or "[5,?]" in text
+    if code in ("T8", "NT-oom"):
+        assert "int64" in text  # the record's i0 (3) names the dtype
+    with pytest.raises(IndexError):
+        _messages.engine_error([0, 0, 0, 0, 0, 0], "ta", ["float32"])
 
 
 # ---------------------------------------------------------------------------- (d) spot checks
