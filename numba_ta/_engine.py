@@ -42,9 +42,8 @@ that fails returns a status, the position of its error's message code in
 (indices, sizes, shapes) in the struct's ``err`` buffer (:func:`_fail`); the
 Python layer and the methods compiled into users' code turn it into TF's
 exception (:func:`raise_status`, ``_messages.engine_error``, where every text
-lives).  Raising in compiled code would leak what the failing op had
-allocated (Numba does not unwind), and compiling each message's formatting at
-each of its sites doubled the engine's compile time.  They are rank- and dtype-generic:
+lives).  Building each message's text at each of its sites in compiled code
+cost more than a quarter of the engine's compile time.  They are rank- and dtype-generic:
 values come in as flat bytes with their shape as an int64 array, results go
 out as flat bytes with theirs.
 Every op checks everything first and plans what it would intern; it changes
