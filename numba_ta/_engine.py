@@ -321,8 +321,12 @@ def _fail(s, st, i0, i1, i2, a, na, b, nb):
 
 @register_jitable
 def _no_dims():
-    """An empty int64 array (what a failed op returns for its shapes: a global array would be read-only)."""
-    return np.zeros(0, np.int64)
+    """Return the shape ``[0]``: what a failed op returns for its result's shape (its flat result is empty).
+
+    So a Python caller can take the result (reshape the empty bytes) on the line of the
+    call, before it looks at the status (see ``_storage``'s atomicity rule).
+    """
+    return np.zeros(1, np.int64)
 
 
 @register_jitable

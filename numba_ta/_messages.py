@@ -94,6 +94,7 @@ from __future__ import annotations
 import string
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
+from typing import Any
 
 from .errors import (
     InternalError,
@@ -445,8 +446,8 @@ ENGINE_CODES: tuple[str, ...] = (
 """The message codes of the engine's statuses: status ``k`` is error ``ENGINE_CODES[k]`` (0: none)."""
 
 
-def _record_fields(code: str, i: Sequence[int], a: str, b: str) -> dict[str, object]:
-    """The template fields of engine error ``code`` but ``name`` and ``dtype`` (see :func:`engine_error`)."""
+def _record_fields(code: str, i: Sequence[int], a: str, b: str) -> dict[str, Any]:
+    """Return the template fields of engine error ``code`` but ``name`` and ``dtype`` (see :func:`engine_error`)."""
     if code in ("T2", "T9"):
         return {"index": i[0], "size": i[1]}
     if code in ("T5", "T6", "T11", "C2", "NT-corrupt"):

@@ -13,6 +13,13 @@ engine's rules make safe without any check that could fail:
   the dense buffer covers (no allocation, every check passes);
 * a read of a stored element laid out as a dense row.
 
+Each op has one entry here, ``Storage.op_*`` (:meth:`Storage.op_write` ...),
+which both callers use: :mod:`numba_ta.raw_ops` (after converting its inputs and
+looking the handle up in the registry) and the class
+(:class:`numba_ta.TensorArray`, with its element-shape cell).  An entry takes
+the array's lock, runs the op's remaining checks in TF's order and the op, and
+names the op on its errors (TF's ``[Op:...]``).
+
 The views are derived state: ``hdr[GEN]`` changes whenever the engine replaces
 a buffer or interns a shape, and :meth:`Storage._refresh` rebuilds them (and
 switches the fast paths off until the next write arms them).
@@ -50,7 +57,7 @@ import numpy as np
 
 from . import _config, _kernels, _messages
 from . import _engine as E
-from ._dtypes import is_numeric, tf_name
+from ._dtypes import is_numeric, tf_name, to_index, to_index_array
 from ._engine import (
     CAP,
     CAR,
@@ -89,6 +96,8 @@ _NONE, _DENSE, _RAGGED = E._NONE, E._DENSE, E._RAGGED
 DENSE_SLACK_BYTES = 64 << 20
 DENSE_FACTOR = 2
 _INT64_MAX = 2**63 - 1
+_INT32_LIMIT = 2**31  # op indices are int32
+_INT32_MAX = 2**31 - 1
 _NO_DIMS = np.zeros(0, np.int64)
 
 
@@ -145,6 +154,36 @@ def _new(shape, dtype, zeros=False):
         return (np.zeros if zeros else np.empty)(shape, dtype=dtype)
     except (MemoryError, ValueError):  # ValueError: "array is too big" / more items than an intp holds
         raise _oom(shape, dtype) from None
+
+
+def _unmask(e):
+    """Return the exception hidden in ``e`` when a signal handler raised inside a C call that then returned.
+
+    Python reports that as ``SystemError: ... returned a result with an exception set``, the
+    handler's exception (a ``KeyboardInterrupt``) as its cause: the user gets the cause.  A
+    compiled call whose result boxing was interrupted (Numba calls back into Python there)
+    nests two such errors: the chain is followed to its end.
+    """
+    masked = "returned a result with an exception set"
+    while e.__cause__ is not None and isinstance(e, SystemError) and masked in str(e):
+        e = e.__cause__
+    return e
+
+
+def _tag(e, op):
+    """Name the op on an error leaving it (TF's ``[Op:...]`` suffix)."""
+    if e.op is None:
+        e.op = op
+
+
+def scalar_index(index, argname="index"):
+    """Return the op's scalar ``index`` as an int (TypeError, ValueError: not an int32 integer; K6: not 0-d)."""
+    if type(index) is int and -_INT32_LIMIT <= index < _INT32_LIMIT:
+        return index
+    i = to_index(index, argname)
+    if i is None:
+        raise _messages.error("K6", shape=shape_str(np.shape(index)))
+    return i
 
 
 def _partial(es):
@@ -416,6 +455,122 @@ class Storage:
         if dtype != self.dtype:
             raise _messages.error("K8", array_dtype=tf_name(self.dtype), dtype=tf_name(dtype))
 
+    # ------------------------------------------------------------------ the ops' entries
+    # raw_ops and the class call these (and nothing else below): the lock, the op's checks left
+    # after its inputs' conversion (in TF's order), the op, its name on the errors.  ``index``
+    # and ``indices`` may still be unconverted (the class passes the user's).
+    def op_read(self, index, dtype):
+        """``TensorArrayReadV3`` after the flow and handle: K6, K8, :meth:`read`; return the element."""
+        try:
+            if type(index) is not int or not -_INT32_LIMIT <= index < _INT32_LIMIT:
+                index = scalar_index(index)
+            with self.lock:  # not acquire() + try: a signal between the two would leave the lock held
+                if dtype is not self.dtype:
+                    self.check_dtype_read(dtype)
+                return self.read(index)
+        except OpError as e:
+            _tag(e, "TensorArrayReadV3")
+            raise
+        except SystemError as e:
+            raise _unmask(e) from None
+
+    def op_write(self, index, value, cell=None, cell_value=None):
+        """``TensorArrayWriteV3`` after the flow and handle: K6, K7, :meth:`write` (``value``: an ndarray)."""
+        try:
+            if type(index) is not int or not -_INT32_LIMIT <= index < _INT32_LIMIT:
+                index = scalar_index(index)
+            with self.lock:
+                if value.dtype is not self.dtype:
+                    self.check_dtype_write(value.dtype)
+                self.write(index, value, cell, cell_value)
+        except OpError as e:
+            _tag(e, "TensorArrayWriteV3")
+            raise
+        except SystemError as e:
+            raise _unmask(e) from None
+
+    def op_gather(self, indices, dtype, attr_shape, view=False):
+        """``TensorArrayGatherV3`` after the flow, handle, dtype and attribute: the indices, K8, :meth:`gather`."""
+        try:
+            idx = to_index_array(indices, "indices")
+            with self.lock:
+                self.check_dtype_read(dtype)
+                return self.gather(idx, attr_shape, view)
+        except OpError as e:
+            _tag(e, "TensorArrayGatherV3")
+            raise
+        except SystemError as e:
+            raise _unmask(e) from None
+
+    def op_scatter(self, indices, value, cell=None, cell_value=None):
+        """``TensorArrayScatterV3`` after the flow, handle and value: the indices, dim 0, K7, S2, :meth:`scatter`."""
+        try:
+            idx = to_index_array(indices, "indices")
+            with self.lock:
+                if value.ndim and value.shape[0] >= _INT32_MAX:
+                    raise _messages.error("NT-dim0-too-large")
+                self.check_dtype_write(value.dtype)
+                if value.ndim == 0:
+                    raise _messages.error("S2", shape=shape_str(value.shape))
+                self.scatter(idx, value, cell, cell_value)
+        except OpError as e:
+            _tag(e, "TensorArrayScatterV3")
+            raise
+        except SystemError as e:
+            raise _unmask(e) from None
+
+    def op_concat(self, dtype, except0):
+        """``TensorArrayConcatV3`` after the flow, handle, dtype and attribute: K8, :meth:`concat`."""
+        try:
+            with self.lock:
+                self.check_dtype_read(dtype)
+                return self.concat(except0)
+        except OpError as e:
+            _tag(e, "TensorArrayConcatV3")
+            raise
+        except SystemError as e:
+            raise _unmask(e) from None
+
+    def op_split(self, value, lengths, cell=None, cell_value=None):
+        """``TensorArraySplitV3`` after the flow, handle and value: the lengths, P1-P4, :meth:`split`."""
+        try:
+            lens = to_index_array(lengths, "lengths", dtype=np.int64)
+            with self.lock:
+                if lens.ndim != 1:
+                    raise _messages.error("P1", shape=shape_str(lens.shape))
+                if lens.size >= _INT32_MAX:
+                    raise _messages.error("P2")
+                if value.ndim == 0:
+                    raise _messages.error("P3", shape=shape_str(value.shape))
+                total = int(lens.sum())
+                if total != value.shape[0]:
+                    raise _messages.error("P4", total=total, shape=shape_str(value.shape))
+                self.split(value, lens.astype(np.int64, copy=False), self.check_dtype_write, cell, cell_value)
+        except OpError as e:
+            _tag(e, "TensorArraySplitV3")
+            raise
+        except SystemError as e:
+            raise _unmask(e) from None
+
+    def op_size(self):
+        """``TensorArraySizeV3`` after the flow and handle: T1, the size (an int32 scalar)."""
+        try:
+            with self.lock:
+                return np.int32(self.checked_size())
+        except OpError as e:
+            _tag(e, "TensorArraySizeV3")
+            raise
+        except SystemError as e:
+            raise _unmask(e) from None
+
+    def op_close(self):
+        """``TensorArrayCloseV3`` after the handle: :meth:`close` (never fails)."""
+        try:
+            with self.lock:
+                self.close()
+        except SystemError as e:
+            raise _unmask(e) from None
+
     # ------------------------------------------------------------------ size / close
     def checked_size(self):
         """Return ``Size()``, the number of elements; raise T1 when closed."""
@@ -473,10 +628,10 @@ class Storage:
                 out = self._fast_rows[index, ...].copy()  # 0-d stays an array
                 self._st[index] = (st | _RC) & _ND if self.clear_after_read else st | _R  # commit, after the copy
                 return out
-        st, flat, shape = E.py_read(self._s, index)
-        if st:
+        r = None  # the result becomes out on the line of the call (a failed op's is empty, of shape [0])
+        out = (r := E.py_read(self._s, index))[1].view(self.dtype).reshape(r[2])
+        if r[0]:
             raise E.error_of(self._s)
-        out = flat.view(self.dtype).reshape(shape)
         if h[GEN] != self._gen:
             self._refresh()
         return out
@@ -493,10 +648,10 @@ class Storage:
             raise _messages.error("G2", shape=shape_str(idx.shape))
         attr, known = _partial(attr_shape)
         self.hdr[PARMIN] = _config.PARALLEL_MIN_ELEMENTS
-        st, flat, shape = E.py_gather(self._s, np.ascontiguousarray(idx, np.int64), attr, known, view)
-        if st:
+        r = None
+        out = (r := E.py_gather(self._s, np.ascontiguousarray(idx, np.int64), attr, known, view))[1].view(self.dtype).reshape(r[2])  # noqa: E501  # fmt: skip
+        if r[0]:
             raise E.error_of(self._s)
-        out = flat.view(self.dtype).reshape(shape)
         if view and out.size:
             self._current()  # the views of the struct: is ``out`` a slice of its data buffer?
             if np.may_share_memory(out, self._raw):
@@ -507,10 +662,11 @@ class Storage:
         """Run ``TensorArrayConcatV3`` after lookup and K8; return ``(value, lengths)``."""
         attr, known = _partial(except0)
         self.hdr[PARMIN] = _config.PARALLEL_MIN_ELEMENTS
-        st, flat, shape, lengths = E.py_concat(self._s, attr, known)
-        if st:
+        r = None
+        out, lengths = (r := E.py_concat(self._s, attr, known))[1].view(self.dtype).reshape(r[2]), r[3]
+        if r[0]:
             raise E.error_of(self._s)
-        return flat.view(self.dtype).reshape(shape), lengths
+        return out, lengths
 
     # ------------------------------------------------------------------ many writes
     def scatter(self, idx, value, cell=None, cell_value=None):

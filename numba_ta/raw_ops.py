@@ -54,7 +54,7 @@ from . import _messages, _registry
 from ._dtypes import as_dtype, to_array, to_index, to_index_array, unsupported
 from ._engine import DYN
 from ._shapes import as_partial, as_shape_tensor, partial_str, shape_str
-from ._storage import Storage
+from ._storage import _INT32_LIMIT, Storage, _tag, _unmask, scalar_index
 from .errors import OpError
 
 if TYPE_CHECKING:
@@ -80,26 +80,6 @@ __all__ = [
 _INT32_MAX = np.iinfo(np.int32).max
 
 
-def _unmask(e: BaseException) -> BaseException:
-    """Return the exception hidden in ``e`` when a signal handler raised inside a C call that then returned.
-
-    Python reports that as ``SystemError: ... returned a result with an exception set``, the
-    handler's exception (a ``KeyboardInterrupt``) as its cause: the user gets the cause.  A
-    compiled call whose result boxing was interrupted (Numba calls back into Python there)
-    nests two such errors: the chain is followed to its end.
-    """
-    masked = "returned a result with an exception set"
-    while e.__cause__ is not None and isinstance(e, SystemError) and masked in str(e):
-        e = e.__cause__
-    return e
-
-
-def _tag(e: OpError, op: str) -> None:
-    """Name the op on an error leaving it (TF's ``[Op:...]`` suffix)."""
-    if e.op is None:
-        e.op = op
-
-
 def _flow(flow_in: Any) -> np.float32:
     t = type(flow_in)
     if t is np.float32:
@@ -119,15 +99,6 @@ def _flow(flow_in: Any) -> np.float32:
     if a.ndim != 0:
         raise _messages.error("NT-flow-scalar", flow_in=flow_in)
     return np.float32(a)
-
-
-def _scalar_index(index: Any, argname: str = "index") -> int:
-    if type(index) is int and -2147483648 <= index <= 2147483647:
-        return index
-    i = to_index(index, argname)
-    if i is None:
-        raise _messages.error("K6", shape=shape_str(np.shape(index)))
-    return i
 
 
 def TensorArrayV3(  # noqa: N802 - TF's op name
@@ -287,38 +258,19 @@ def TensorArrayWriteV3(  # noqa: N802
     >>> TensorArrayWriteV3(handle=h, index=0, value=[1.0, 2.0], flow_in=f)
     np.float32(0.0)
     """
-    return _write(handle, index, value, flow_in, None, None)
-
-
-def _write(
-    handle: Any,
-    index: Any,
-    value: Any,
-    flow_in: Any,
-    cell: list[TensorShape] | None,
-    cell_value: TensorShape | None,
-) -> np.float32:
-    """TensorArrayWriteV3; its commit also does ``cell[0] = cell_value`` when ``cell`` is given.
-
-    The class passes its element-shape cell, so that the shape it infers from the value
-    changes together with the array, all or nothing (see ``Storage.write``).
-    """
     try:
         flow = _flow(flow_in)
-        i = _scalar_index(index)
+        i = index if type(index) is int and -_INT32_LIMIT <= index < _INT32_LIMIT else scalar_index(index)
         st = _registry.storage_of(handle, "TensorArrayWriteV3")
         # inlined common case (no call): an ndarray in native byte order is used as it is
         v = value if type(value) is np.ndarray and value.dtype.isnative else to_array(value, "value")
-        with st.lock:  # not acquire() + try: a signal between the two would leave the lock held
-            if v.dtype is not st.dtype:
-                st.check_dtype_write(v.dtype)
-            st.write(i, v, cell, cell_value)
-        return flow
     except OpError as e:
         _tag(e, "TensorArrayWriteV3")
         raise
     except SystemError as e:
         raise _unmask(e) from None
+    st.op_write(i, v)
+    return flow
 
 
 def TensorArrayReadV3(  # noqa: N802
@@ -374,18 +326,15 @@ def TensorArrayReadV3(  # noqa: N802
     """
     try:
         _flow(flow_in)
-        i = _scalar_index(index)
+        i = index if type(index) is int and -_INT32_LIMIT <= index < _INT32_LIMIT else scalar_index(index)
         st = _registry.storage_of(handle, "TensorArrayReadV3")
         dt = as_dtype(dtype)
-        with st.lock:
-            if dt is not st.dtype:
-                st.check_dtype_read(dt)
-            return st.read(i)
     except OpError as e:
         _tag(e, "TensorArrayReadV3")
         raise
     except SystemError as e:
         raise _unmask(e) from None
+    return st.op_read(i, dt)
 
 
 def TensorArrayGatherV3(  # noqa: N802
@@ -448,25 +397,17 @@ def TensorArrayGatherV3(  # noqa: N802
     array([[7.],
            [0.]])
     """
-    return _gather(handle, indices, flow_in, dtype, element_shape, False)
-
-
-def _gather(handle: Any, indices: Any, flow_in: Any, dtype: Any, element_shape: Any, view: bool) -> npt.NDArray[Any]:
-    """GatherV3; with ``view`` a zero-copy read-only result where the storage allows it."""
     try:
         _flow(flow_in)
         st = _registry.storage_of(handle, "TensorArrayGatherV3")
         dt = as_dtype(dtype)
         attr = as_partial(element_shape, "element_shape", attr=True)
-        idx = to_index_array(indices, "indices")
-        with st.lock:
-            st.check_dtype_read(dt)
-            return st.gather(idx, attr, view)
     except OpError as e:
         _tag(e, "TensorArrayGatherV3")
         raise
     except SystemError as e:
         raise _unmask(e) from None
+    return st.op_gather(indices, dt, attr)
 
 
 def TensorArrayScatterV3(  # noqa: N802
@@ -521,36 +462,17 @@ def TensorArrayScatterV3(  # noqa: N802
     >>> TensorArrayReadV3(handle=h, index=0, flow_in=f, dtype=np.int64)
     array([2])
     """
-    return _scatter(handle, indices, value, flow_in, None, None)
-
-
-def _scatter(
-    handle: Any,
-    indices: Any,
-    value: Any,
-    flow_in: Any,
-    cell: list[TensorShape] | None,
-    cell_value: TensorShape | None,
-) -> np.float32:
-    """TensorArrayScatterV3, with the class's shape cell as for :func:`_write`."""
     try:
         flow = _flow(flow_in)
         st = _registry.storage_of(handle, "TensorArrayScatterV3")
         v = to_array(value, "value")
-        idx = to_index_array(indices, "indices")
-        with st.lock:
-            if v.ndim and v.shape[0] >= _INT32_MAX:
-                raise _messages.error("NT-dim0-too-large")
-            st.check_dtype_write(v.dtype)
-            if v.ndim == 0:
-                raise _messages.error("S2", shape=shape_str(v.shape))
-            st.scatter(idx, v, cell, cell_value)
-        return flow
     except OpError as e:
         _tag(e, "TensorArrayScatterV3")
         raise
     except SystemError as e:
         raise _unmask(e) from None
+    st.op_scatter(indices, v)
+    return flow
 
 
 def TensorArrayConcatV3(  # noqa: N802
@@ -614,14 +536,12 @@ def TensorArrayConcatV3(  # noqa: N802
         st = _registry.storage_of(handle, "TensorArrayConcatV3")
         dt = as_dtype(dtype)
         except0 = as_partial(element_shape_except0, "element_shape_except0", attr=True)
-        with st.lock:
-            st.check_dtype_read(dt)
-            return st.concat(except0)
     except OpError as e:
         _tag(e, "TensorArrayConcatV3")
         raise
     except SystemError as e:
         raise _unmask(e) from None
+    return st.op_concat(dt, except0)
 
 
 def TensorArraySplitV3(  # noqa: N802
@@ -677,40 +597,17 @@ def TensorArraySplitV3(  # noqa: N802
     >>> TensorArrayReadV3(handle=h, index=0, flow_in=f, dtype=np.int32)
     array([1, 2], dtype=int32)
     """
-    return _split(handle, value, lengths, flow_in, None, None)
-
-
-def _split(
-    handle: Any,
-    value: Any,
-    lengths: Any,
-    flow_in: Any,
-    cell: list[TensorShape] | None,
-    cell_value: TensorShape | None,
-) -> np.float32:
-    """TensorArraySplitV3, with the class's shape cell as for :func:`_write`."""
     try:
         flow = _flow(flow_in)
         st = _registry.storage_of(handle, "TensorArraySplitV3")
         v = to_array(value, "value")
-        lens = to_index_array(lengths, "lengths", dtype=np.int64)
-        with st.lock:
-            if lens.ndim != 1:
-                raise _messages.error("P1", shape=shape_str(lens.shape))
-            if lens.size >= _INT32_MAX:
-                raise _messages.error("P2")
-            if v.ndim == 0:
-                raise _messages.error("P3", shape=shape_str(v.shape))
-            total = int(lens.sum())
-            if total != v.shape[0]:
-                raise _messages.error("P4", total=total, shape=shape_str(v.shape))
-            st.split(v, lens.astype(np.int64, copy=False), st.check_dtype_write, cell, cell_value)
-        return flow
     except OpError as e:
         _tag(e, "TensorArraySplitV3")
         raise
     except SystemError as e:
         raise _unmask(e) from None
+    st.op_split(v, lengths)
+    return flow
 
 
 def TensorArraySizeV3(  # noqa: N802
@@ -754,13 +651,12 @@ def TensorArraySizeV3(  # noqa: N802
     try:
         _flow(flow_in)
         st = _registry.storage_of(handle, "TensorArraySizeV3")
-        with st.lock:
-            return np.int32(st.checked_size())
     except OpError as e:
         _tag(e, "TensorArraySizeV3")
         raise
     except SystemError as e:
         raise _unmask(e) from None
+    return st.op_size()
 
 
 def TensorArrayCloseV3(handle: TensorArrayHandle, name: str | None = None) -> None:  # noqa: N802
@@ -800,13 +696,12 @@ def TensorArrayCloseV3(handle: TensorArrayHandle, name: str | None = None) -> No
     """
     try:
         st = _registry.storage_of(handle, "TensorArrayCloseV3")
-        with st.lock:
-            st.close()
     except OpError as e:
         _tag(e, "TensorArrayCloseV3")
         raise
     except SystemError as e:
         raise _unmask(e) from None
+    st.op_close()
 
 
 _NO_PREPEND = object()  # TensorArrayGradV3: no shape_to_prepend input at all

@@ -12,7 +12,6 @@ from . import _messages, raw_ops
 from ._dtypes import as_dtype, graph_array, to_index_array
 from ._registry import TensorArrayHandle
 from ._shapes import TensorShape
-from .errors import OpError
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -21,7 +20,6 @@ __all__ = ["TensorArray"]
 
 _jit: Any = None  # numba_ta._jit, imported when an array is first passed to compiled code
 
-_INT32_LIMIT = 2**31  # indices outside int32 take the raw op's path, which refuses them
 
 
 class TensorArray:
@@ -364,20 +362,7 @@ class TensorArray:
         >>> ta.read(0)
         array([1, 2], dtype=int32)
         """
-        if type(index) is int and -_INT32_LIMIT <= index < _INT32_LIMIT:
-            # the common case: nothing to convert, straight to the storage (same checks, same errors)
-            st = self._handle._storage
-            try:
-                with st.lock:  # not acquire() + try: a signal between the two would leave the lock held
-                    if self._dtype is not st.dtype:
-                        st.check_dtype_read(self._dtype)
-                    return st.read(index)
-            except OpError as e:
-                raw_ops._tag(e, "TensorArrayReadV3")
-                raise
-            except SystemError as e:
-                raise raw_ops._unmask(e) from None
-        return raw_ops.TensorArrayReadV3(handle=self._handle, index=index, flow_in=self._flow, dtype=self._dtype)
+        return self._handle._storage.op_read(index, self._dtype)
 
     def write(self, index: SupportsIndex, value: npt.ArrayLike, name: str | None = None) -> TensorArray:
         """Write ``value`` to element ``index`` (``tf.TensorArray.write``; op ``TensorArrayWriteV3``).
@@ -415,31 +400,15 @@ class TensorArray:
         >>> ta.read(0)
         array([1., 2.])
         """
-        if (
-            type(value) is np.ndarray
-            and type(index) is int
-            and -_INT32_LIMIT <= index < _INT32_LIMIT
-            and value.dtype == self._dtype
-            and value.shape == self._element_shape[0]._dims
-        ):
-            # the common case: nothing to convert or merge, straight to the storage (same checks, same errors)
-            st = self._handle._storage
-            try:
-                with st.lock:
-                    if value.dtype is not st.dtype:
-                        st.check_dtype_write(value.dtype)
-                    st.write(index, value)
-            except OpError as e:
-                raw_ops._tag(e, "TensorArrayWriteV3")
-                raise
-            except SystemError as e:
-                raise raw_ops._unmask(e) from None
+        if type(value) is np.ndarray and value.dtype == self._dtype and value.shape == self._element_shape[0]._dims:
+            # the common case: nothing to convert or merge (same checks, same errors)
+            self._handle._storage.op_write(index, value)
             return self._with_flow(self._flow)
         v = graph_array(value, self._dtype)
         merged = self._merged_shape(v.shape)
         # the array's commit also stores the merged shape: both change, or neither
-        flow = raw_ops._write(self._handle, index, v, self._flow, self._element_shape, merged)
-        return self._with_flow(flow)
+        self._handle._storage.op_write(index, v, self._element_shape, merged)
+        return self._with_flow(self._flow)
 
     def stack(self, name: str | None = None, *, copy: bool = True) -> npt.NDArray[Any]:
         """All elements stacked along a new first axis (``tf.TensorArray.stack``).
@@ -516,9 +485,7 @@ class TensorArray:
 
     def _gather(self, indices: npt.ArrayLike, view: bool) -> npt.NDArray[Any]:
         es = self._element_shape[0]
-        return raw_ops._gather(
-            self._handle, indices, self._flow, self._dtype, es if es.rank is not None else None, view
-        )
+        return self._handle._storage.op_gather(indices, self._dtype, es._dims, view)
 
     def concat(self, name: str | None = None) -> npt.NDArray[Any]:
         """All elements concatenated along axis 0 (``tf.TensorArray.concat``; op ``TensorArrayConcatV3``).
@@ -546,11 +513,8 @@ class TensorArray:
         >>> ta.concat()
         array([0., 1., 2., 3., 4.], dtype=float32)
         """
-        es = self._element_shape[0]
-        except0 = es[1:] if es.rank is not None and es.rank > 0 else None
-        value, _ = raw_ops.TensorArrayConcatV3(
-            handle=self._handle, flow_in=self._flow, dtype=self._dtype, element_shape_except0=except0
-        )
+        es = self._element_shape[0]._dims
+        value, _ = self._handle._storage.op_concat(self._dtype, es[1:] if es else None)
         return value
 
     def unstack(self, value: npt.ArrayLike, name: str | None = None) -> TensorArray:
@@ -624,8 +588,8 @@ class TensorArray:
 
     def _scatter(self, indices: npt.ArrayLike, v: npt.NDArray[Any]) -> TensorArray:
         merged = self._merged_shape(v.shape[1:]) if v.ndim else self._element_shape[0]
-        flow = raw_ops._scatter(self._handle, indices, v, self._flow, self._element_shape, merged)
-        return self._with_flow(flow)
+        self._handle._storage.op_scatter(indices, v, self._element_shape, merged)
+        return self._with_flow(self._flow)
 
     def split(self, value: npt.ArrayLike, lengths: npt.ArrayLike, name: str | None = None) -> TensorArray:
         """Split ``value`` along axis 0 into elements of the given lengths (``tf.TensorArray.split``).
@@ -668,8 +632,8 @@ class TensorArray:
         merged = self._element_shape[0]
         if lens.ndim == 1 and lens.size and v.ndim and np.all(lens == lens[0]):
             merged = self._merged_shape((int(lens[0]),) + tuple(v.shape[1:]))
-        flow = raw_ops._split(self._handle, v, lens, self._flow, self._element_shape, merged)
-        return self._with_flow(flow)
+        self._handle._storage.op_split(v, lens, self._element_shape, merged)
+        return self._with_flow(self._flow)
 
     def size(self, name: str | None = None) -> np.int32:
         """Return the number of elements (``tf.TensorArray.size``).
@@ -697,7 +661,7 @@ class TensorArray:
         """
         if not self._dynamic_size and self._size is not None:
             return np.int32(self._size)
-        return raw_ops.TensorArraySizeV3(handle=self._handle, flow_in=self._flow)
+        return self._handle._storage.op_size()
 
     def close(self, name: str | None = None) -> None:
         """Close the array and free its storage (``tf.TensorArray.close``).
@@ -717,7 +681,7 @@ class TensorArray:
         >>> import numpy as np
         >>> TensorArray(np.float32, size=1).close()
         """
-        raw_ops.TensorArrayCloseV3(handle=self._handle)
+        self._handle._storage.op_close()
 
     def __repr__(self) -> str:
         """Return ``<numba_ta.TensorArray '<name>' dtype=... element_shape=... flow=...>``."""
