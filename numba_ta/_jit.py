@@ -519,6 +519,25 @@ def _ol_write(ta, index, value):
     return impl
 
 
+def _dims_at(zshape, sp, a):  # pragma: no cover - replaced by its overload in compiled code
+    """Return ``zshape`` (a tuple) filled with the dimensions at ``sp[a:]`` (compiled code only)."""
+
+
+@overload(_dims_at)
+def _ol_dims_at(zshape, sp, a):
+    n = len(zshape)
+    if n == 0:  # a scalar element: () has no item to set (tuple_setitem cannot even be typed on it)
+        return lambda zshape, sp, a: zshape
+
+    def impl(zshape, sp, a):
+        shp = zshape
+        for k in range(n):
+            shp = tuple_setitem(shp, k, sp[a + k])
+        return shp
+
+    return impl
+
+
 @register_jitable
 def _fast_read(s, index, ndim, zshape, dt):
     """Read a stored element at ``index`` through borrowed pointers; ``(False, empty)`` if it takes the full path.
@@ -540,10 +559,7 @@ def _fast_read(s, index, ndim, zshape, dt):
     if not ok:
         return False, np.empty(zshape, dt)
     sp, _ = _buf(s, "dims")
-    shp = zshape
-    for k in range(ndim):
-        shp = tuple_setitem(shp, k, sp[a + k])
-    out = np.empty(shp, dt)
+    out = np.empty(_dims_at(zshape, sp, a), dt)
     outp = _ptr(out)
     bp, _ = _buf(s, "data")
     dp = _cast(bp, out)

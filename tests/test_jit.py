@@ -229,6 +229,25 @@ def test_random_mix_of_python_and_compiled_ops_agrees_with_python(kind, created,
         assert a.element_shape == b.element_shape, ctx
 
 
+def test_scalar_elements_inside_compiled_code():
+    """Elements of rank 0: written, read (the fast path and the soft-zero path), gathered and stacked as in Python."""
+    py = numba_ta.TensorArray(np.int32, size=4, element_shape=[], clear_after_read=False)
+    jt = numba_ta.TensorArray(np.int32, size=4, element_shape=[], clear_after_read=False)
+    for i, v in ((0, 5), (2, -7)):
+        py = py.write(i, np.int32(v))
+        jt = j_write(jt, i, np.array(v, np.int32))
+    for i in range(4):
+        a, b = py.read(i), j_read(jt, i)
+        assert a.shape == b.shape == () and a.dtype == b.dtype and a == b, (i, a, b)
+    assert np.array_equal(py.gather(np.array([2, 0])), j_gather(jt, np.array([2, 0])))
+    a, b = py.stack(), j_stack(jt)
+    assert a.shape == b.shape == (4,) and np.array_equal(a, b)
+    sa, sb = nt_state(py.handle), nt_state(jt.handle)
+    sa.pop("name", None)
+    sb.pop("name", None)
+    assert same_snapshot(sa, sb)
+
+
 # --------------------------------------------------------------------------- the example of the docs
 @numba.njit
 def leaky_integrator(ta, x, decay):

@@ -17,6 +17,17 @@ kernels (``PARALLEL_MIN_ELEMENTS`` 2**62 or 0) and a memory policy of the dense 
   the op (checked on numba_ta's own storage, snapshot before / after);
 * every array's full state agrees with the reference (the invariant below).
 
+Python-level and compiled ops mix on the same arrays: half of the element ops
+(write, read, gather, scatter, concat, split, size) run inside ``@numba.njit``
+functions instead, on a ``TensorArray`` over the op's handle passed in (the class
+with ``infer_shape=False`` and no element shape of its own: its compiled methods are
+then the raw ops, see :data:`JIT_OPS`), when the op can be expressed there: the value
+of the array's dtype, no shape attribute, an array whose element rank is known and
+whose dtype Numba has (not float16), and only for :data:`JIT_DTYPES` (each dtype and
+rank is a compilation).  A compiled read of an element of another rank than the
+array's Numba type raises ``NotImplementedError`` and changes nothing (docs,
+"TensorArray in compiled code"); the op then runs through raw_ops.
+
 Element states.  numba_ta keeps four bits per element in ``handle._storage.state``
 (``WRITTEN=1, READ=2, CLEARED=4, DATA=8``); they map to the reference's letters as::
 
@@ -59,7 +70,9 @@ from hypothesis import settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule  # noqa: E402
 
-from numba_ta import _config, _storage, raw_ops  # noqa: E402
+import numba  # noqa: E402
+
+from numba_ta import TensorArray, _config, _storage, raw_ops  # noqa: E402
 from numba_ta.errors import OpError  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -77,7 +90,57 @@ SOURCES = ["gradients", "gradients_1", "pfor"]
 F0 = np.float32(0.0)
 
 # figures for the report (see test_report_figures)
-COUNTS = {"examples": 0, "ops": 0, "errors": 0}
+COUNTS = {"examples": 0, "ops": 0, "errors": 0, "compiled": 0}
+
+
+# --------------------------------------------------------------------------------------
+# the element ops inside compiled code (``ta`` over the op's handle; flows pass through)
+@numba.njit
+def j_write(ta, index, value):
+    ta.write(index, value)
+
+
+@numba.njit
+def j_read(ta, index):
+    return ta.read(index)
+
+
+@numba.njit
+def j_gather(ta, indices):
+    return ta.gather(indices)
+
+
+@numba.njit
+def j_scatter(ta, indices, value):
+    ta.scatter(indices, value)
+
+
+@numba.njit
+def j_concat(ta):
+    return ta.concat()
+
+
+@numba.njit
+def j_split(ta, value, lengths):
+    ta.split(value, lengths)
+
+
+@numba.njit
+def j_size(ta):
+    return ta.size()
+
+
+JIT_DTYPES = ("float32", "bool")  # a numeric dtype and the one numba_ta cannot sum (T8)
+# raw op -> (compiled function, the op's arguments it takes, what the raw op returns instead of its result)
+JIT_OPS = {
+    "TensorArrayWriteV3": (j_write, ("index", "value"), "flow"),
+    "TensorArrayReadV3": (j_read, ("index",), None),
+    "TensorArrayGatherV3": (j_gather, ("indices",), None),
+    "TensorArrayScatterV3": (j_scatter, ("indices", "value"), "flow"),
+    "TensorArrayConcatV3": (j_concat, (), "lengths"),
+    "TensorArraySplitV3": (j_split, ("value", "lengths"), "flow"),
+    "TensorArraySizeV3": (j_size, (), None),
+}
 
 
 # --------------------------------------------------------------------------------------
@@ -114,8 +177,41 @@ class TensorArrayMachine(RuleBasedStateMachine):
         pat = "|".join(re.escape(n) for n in sorted(self.names, key=len, reverse=True))
         return re.sub(f"(?:{pat})(?!\\d)", lambda m: self.names[m.group(0)], msg)
 
-    def call(self, op, arr=None, **kw):
-        """Run ``op`` on both sides, compare outcomes; return (numba_ta result, reference result) or None."""
+    def compiled(self, op, arr, kw):
+        """Run the element op ``op`` inside compiled code, as the raw op returns; ``NotImplemented`` if it cannot."""
+        fn, names, instead = JIT_OPS[op]
+        value = kw.get("value")
+        if (
+            arr.dtype not in JIT_DTYPES
+            or (value is not None and value.dtype != np.dtype(arr.dtype))
+            or "element_shape" in kw
+            or "element_shape_except0" in kw
+            or (op == "TensorArraySplitV3" and (kw["lengths"] < 0).any())  # the class's own ValueError first
+        ):
+            return NotImplemented
+        ta = TensorArray(arr.dtype, handle=arr.nt, flow=kw.get("flow_in", F0), infer_shape=False)
+        try:
+            ta._numba_type_  # noqa: B018 - the element rank must be known to enter compiled code
+        except TypeError:
+            return NotImplemented
+        try:
+            res = fn(ta, *[kw[n] for n in names])
+        except NotImplementedError:  # an element of another rank than the Numba type's: nothing changed
+            return NotImplemented
+        except OpError:
+            COUNTS["compiled"] += 1
+            raise
+        COUNTS["compiled"] += 1
+        if instead == "flow":
+            return kw["flow_in"]
+        if instead == "lengths":  # the raw op also returns the lengths: the first dimensions of the elements read
+            after = nt_state(arr.nt)
+            n = after["marked_size"] if after["is_grad"] else after["size"]
+            return res, np.array([after["shapes"][i][0] for i in range(n)], np.int64)
+        return np.int32(res) if op == "TensorArraySizeV3" else res
+
+    def call(self, op, arr=None, jit=False, **kw):
+        """Run ``op`` on both sides (``jit``: inside compiled code where it can), compare; results or None."""
         COUNTS["ops"] += 1
         before = [nt_state(a.nt) for a in self.arrays]
         out = []
@@ -125,7 +221,10 @@ class TensorArrayMachine(RuleBasedStateMachine):
             if arr is not None:
                 args["handle"] = getattr(arr, side)
             try:
-                out.append((True, fn(**args)))
+                res = NotImplemented
+                if side == "nt" and jit and not numba.config.DISABLE_JIT:
+                    res = self.compiled(op, arr, kw)
+                out.append((True, fn(**args) if res is NotImplemented else res))
             except OpError as e:
                 out.append((False, e))
         (ok_n, res_n), (ok_r, res_r) = out
@@ -189,6 +288,10 @@ class TensorArrayMachine(RuleBasedStateMachine):
 
     def flow(self, data):
         return data.draw(st.sampled_from([F0, F0, F0, np.float32(1.5), np.float32(-3.0)]), label="flow")
+
+    def jit(self, data):
+        """Whether the op runs inside compiled code (where it can): half of the element ops."""
+        return data.draw(st.booleans(), label="compiled")
 
     def add(self, res, dtype, base, kind):
         (h_n, f_n), (h_r, f_r) = res
@@ -257,7 +360,7 @@ class TensorArrayMachine(RuleBasedStateMachine):
         shape = shape if shape is not None and data.draw(st.booleans()) else self.shape_for(data, arr)
         v = self.value(data, self.value_dtype(data, arr), shape)
         f = self.flow(data)
-        res = self.call("TensorArrayWriteV3", arr, index=i, value=v, flow_in=f)
+        res = self.call("TensorArrayWriteV3", arr, jit=self.jit(data), index=i, value=v, flow_in=f)
         if res is not None:
             self.check_result(res, "write flow")
             assert res[0] == f
@@ -267,7 +370,9 @@ class TensorArrayMachine(RuleBasedStateMachine):
     def read(self, data):
         arr = self.pick(data)
         i = self.good_index(data, arr, "WZARU")
-        res = self.call("TensorArrayReadV3", arr, index=i, flow_in=self.flow(data), dtype=np.dtype(arr.dtype))
+        res = self.call(
+            "TensorArrayReadV3", arr, jit=self.jit(data), index=i, flow_in=self.flow(data), dtype=np.dtype(arr.dtype)
+        )
         if res is not None:
             self.check_result(res, "read")
 
@@ -288,7 +393,7 @@ class TensorArrayMachine(RuleBasedStateMachine):
         if data.draw(st.booleans(), label="with element_shape"):
             shape = self.shape_for(data, arr)
             kw["element_shape"] = [d if data.draw(st.booleans()) else None for d in shape]
-        res = self.call("TensorArrayGatherV3", arr, dtype=np.dtype(arr.dtype), **kw)
+        res = self.call("TensorArrayGatherV3", arr, jit=self.jit(data), dtype=np.dtype(arr.dtype), **kw)
         if res is not None:
             self.check_result(res, "gather")
 
@@ -308,7 +413,9 @@ class TensorArrayMachine(RuleBasedStateMachine):
         shape = (rows,) + self.shape_for(data, arr)
         v = self.value(data, self.value_dtype(data, arr), shape)
         f = self.flow(data)
-        res = self.call("TensorArrayScatterV3", arr, indices=np.array(idx, dtype=np.int32), value=v, flow_in=f)
+        res = self.call(
+            "TensorArrayScatterV3", arr, jit=self.jit(data), indices=np.array(idx, dtype=np.int32), value=v, flow_in=f
+        )
         if res is not None:
             assert res[0] == f
 
@@ -320,7 +427,7 @@ class TensorArrayMachine(RuleBasedStateMachine):
         if data.draw(st.booleans(), label="with except0"):
             shape = self.shape_for(data, arr)[1:]
             kw["element_shape_except0"] = [d if data.draw(st.booleans()) else None for d in shape]
-        res = self.call("TensorArrayConcatV3", arr, flow_in=F0, dtype=np.dtype(arr.dtype), **kw)
+        res = self.call("TensorArrayConcatV3", arr, jit=self.jit(data), flow_in=F0, dtype=np.dtype(arr.dtype), **kw)
         if res is not None:
             self.check_result(res, "concat")
             assert res[0][1].dtype == np.int64
@@ -338,14 +445,16 @@ class TensorArrayMachine(RuleBasedStateMachine):
         shape = (rows,) + tuple(self.shape_for(data, arr)[1:])
         v = self.value(data, self.value_dtype(data, arr), shape)
         f = self.flow(data)
-        res = self.call("TensorArraySplitV3", arr, value=v, lengths=np.array(lengths, np.int64), flow_in=f)
+        res = self.call(
+            "TensorArraySplitV3", arr, jit=self.jit(data), value=v, lengths=np.array(lengths, np.int64), flow_in=f
+        )
         if res is not None:
             assert res[0] == f
 
     @precondition(lambda self: self.arrays)
     @rule(data=st.data())
     def size(self, data):
-        res = self.call("TensorArraySizeV3", self.pick(data), flow_in=F0)
+        res = self.call("TensorArraySizeV3", self.pick(data), jit=self.jit(data), flow_in=F0)
         if res is not None:
             assert isinstance(res[0], np.int32)
             self.check_result(res, "size")
@@ -431,7 +540,11 @@ def test_report_figures(record_property):
     for k, v in COUNTS.items():
         record_property(f"state_machine_{k}", v)
     assert COUNTS["ops"] > COUNTS["examples"] and 0 < COUNTS["errors"] < COUNTS["ops"], COUNTS
-    print(f"state machine: {COUNTS['examples']} examples, {COUNTS['ops']} ops, {COUNTS['errors']} errors")
+    assert COUNTS["compiled"] > 0 or numba.config.DISABLE_JIT, COUNTS
+    print(
+        f"state machine: {COUNTS['examples']} examples, {COUNTS['ops']} ops ({COUNTS['compiled']} inside compiled "
+        f"code), {COUNTS['errors']} errors"
+    )
 
 
 def test_letter_mapping():
