@@ -61,6 +61,7 @@ import os
 import re
 import sys
 
+import numba
 import numpy as np
 import pytest
 
@@ -69,8 +70,6 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule  # noqa: E402
-
-import numba  # noqa: E402
 
 from numba_ta import TensorArray, _config, _storage, raw_ops  # noqa: E402
 from numba_ta.errors import OpError  # noqa: E402
