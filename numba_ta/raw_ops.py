@@ -77,9 +77,6 @@ __all__ = [
     "TensorArrayGradWithShape",
 ]
 
-_INT32_MAX = np.iinfo(np.int32).max
-
-
 def _flow(flow_in: Any) -> np.float32:
     t = type(flow_in)
     if t is np.float32:
