@@ -456,9 +456,10 @@ class Storage:
             raise _messages.error("K8", array_dtype=tf_name(self.dtype), dtype=tf_name(dtype))
 
     # ------------------------------------------------------------------ the ops' entries
-    # raw_ops and the class call these (and nothing else below): the lock, the op's checks left
-    # after its inputs' conversion (in TF's order), the op, its name on the errors.  ``index``
-    # and ``indices`` may still be unconverted (the class passes the user's).
+    # raw_ops and the class run the element ops through these, never through the methods below
+    # directly: the lock, the op's checks left after its inputs' conversion (in TF's order), the
+    # op, its name on the errors.  ``index`` and ``indices`` may still be unconverted (the class
+    # passes the user's).
     def op_read(self, index, dtype):
         """``TensorArrayReadV3`` after the flow and handle: K6, K8, :meth:`read`; return the element."""
         try:
