@@ -1,4 +1,4 @@
-"""Evidence for ``tensorlist-semantics.rst``: TensorFlow's TensorList ops, probed eagerly.
+"""Evidence for the TensorList section of ``docs/semantics.rst``: TensorFlow's TensorList ops, probed eagerly.
 
 Every statement of the specification names the probe that checks it (``GI3``,
 ``SX-X2`` ...). This script runs each probe through ``tf.raw_ops`` of the installed
