@@ -19,56 +19,11 @@ import threading
 import numba
 import numpy as np
 import pytest
+from jit_ops import JIT, j_gather, j_read, j_size, j_stack, j_write  # noqa: E402
 from storage_view import nt_state, same_snapshot  # noqa: E402
 
 import numba_ta
 from numba_ta.errors import OpError
-
-
-# --------------------------------------------------------------------------- the compiled ops
-@numba.njit
-def j_write(ta, i, v):
-    return ta.write(i, v)
-
-
-@numba.njit
-def j_read(ta, i):
-    return ta.read(i)
-
-
-@numba.njit
-def j_gather(ta, idx):
-    return ta.gather(idx)
-
-
-@numba.njit
-def j_stack(ta):
-    return ta.stack()
-
-
-@numba.njit
-def j_scatter(ta, idx, v):
-    return ta.scatter(idx, v)
-
-
-@numba.njit
-def j_unstack(ta, v):
-    return ta.unstack(v)
-
-
-@numba.njit
-def j_size(ta):
-    return ta.size()
-
-
-@numba.njit
-def j_concat(ta):
-    return ta.concat()
-
-
-@numba.njit
-def j_split(ta, v, lengths):
-    return ta.split(v, lengths)
 
 
 def py_op(name, ta, *args):
@@ -82,17 +37,6 @@ def py_op(name, ta, *args):
     return getattr(ta, name)(*args)
 
 
-JIT = {
-    "write": j_write,
-    "read": j_read,
-    "gather": j_gather,
-    "stack": j_stack,
-    "scatter": j_scatter,
-    "unstack": j_unstack,
-    "size": j_size,
-    "concat": j_concat,
-    "split": j_split,
-}
 
 
 def outcome(fn, *args):

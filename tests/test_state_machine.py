@@ -76,6 +76,7 @@ from numba_ta.errors import OpError  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fuzz_programs import typed_values  # noqa: E402
+from jit_ops import j_concat, j_gather, j_read, j_scatter, j_size, j_split, j_write  # noqa: E402
 from reference import Reference  # noqa: E402
 from storage_view import C, D, R, W, letter, nt_state, same_snapshot, same_value, valid_bits  # noqa: E402
 
@@ -90,43 +91,6 @@ F0 = np.float32(0.0)
 
 # figures for the report (see test_report_figures)
 COUNTS = {"examples": 0, "ops": 0, "errors": 0, "compiled": 0}
-
-
-# --------------------------------------------------------------------------------------
-# the element ops inside compiled code (``ta`` over the op's handle; flows pass through)
-@numba.njit
-def j_write(ta, index, value):
-    ta.write(index, value)
-
-
-@numba.njit
-def j_read(ta, index):
-    return ta.read(index)
-
-
-@numba.njit
-def j_gather(ta, indices):
-    return ta.gather(indices)
-
-
-@numba.njit
-def j_scatter(ta, indices, value):
-    ta.scatter(indices, value)
-
-
-@numba.njit
-def j_concat(ta):
-    return ta.concat()
-
-
-@numba.njit
-def j_split(ta, value, lengths):
-    ta.split(value, lengths)
-
-
-@numba.njit
-def j_size(ta):
-    return ta.size()
 
 
 JIT_DTYPES = ("float32", "bool")  # a numeric dtype and the one numba_ta cannot sum (T8)
