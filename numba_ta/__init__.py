@@ -10,6 +10,9 @@ gradients
     TF's gradient rules of the TensorArray ops, for hand-written backward passes.
 errors
     TF-named error classes.
+TensorListHandle, VARIANT_ZERO
+    A TensorList value (made by the TensorList ops of ``raw_ops``), and
+    TensorFlow's variant zero (an unset element of a list of lists).
 TensorShape
     A partial shape, as ``tf.TensorShape``.
 num_threads, get_parallel_threshold, set_parallel_threshold
@@ -21,6 +24,7 @@ from importlib.metadata import PackageNotFoundError, version
 from . import errors, gradients, raw_ops
 from ._config import get_parallel_threshold, set_parallel_threshold
 from ._shapes import TensorShape
+from ._tensor_list import VARIANT_ZERO, TensorListHandle
 from ._threads import num_threads
 from .tensor_array import TensorArray
 
@@ -30,7 +34,9 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0+unknown"
 
 __all__ = [
+    "VARIANT_ZERO",
     "TensorArray",
+    "TensorListHandle",
     "TensorShape",
     "errors",
     "get_parallel_threshold",

@@ -1698,6 +1698,72 @@ def gradient_of(f, name, h, es, es_known, prepend):
     return st, g if not st else f
 
 
+# --------------------------------------------------------------------------- TensorList storage
+# A TensorList's elements live in the same struct (numba_ta._tensor_list): ``SIZE`` is the
+# list's length, an element is set (``_W | _D``) or unset (state 0), and slots at or past
+# ``SIZE`` are always unset.  ``_E`` marks a slot whose dense row (or reused run) has held
+# data: a later write there overwrites bytes that an older version of the list may still
+# need, so :func:`tl_set` hands them back to the caller, which keeps them for that version.
+_E = 16
+
+
+@register_jitable
+def tl_set(s, index, flat, shape):
+    """Set element ``index`` of a list's struct to ``flat`` (its items' bytes) of ``shape``; may overwrite.
+
+    ``index >= SIZE`` grows the list to ``index + 1`` (the new slots unset).  Returns
+    ``(status, saved, at)``: the bytes the write overwrote in place (``saved``, from item
+    ``at`` of ``data``; ``at`` -1 when it overwrote nothing that was ever stored).  A failed
+    write (allocation) changes nothing.
+    """
+    h = s.hdr
+    none = s.data[:0]
+    n = h[SIZE]
+    if index >= n:
+        st = _reserve(s, index + 1)
+        if st:
+            return st, none, -1
+    isz = h[ITEMSIZE]
+    items = flat.size // isz
+    bits = s.state[index]
+    o = 0
+    at = -1
+    saved = none
+    if items:
+        if bits & _D and s.items[s.shape_id[index]] == items:
+            o = s.offsets[index]  # the same room again
+        else:
+            st, o = _alloc1(s, index, items, index + 1, 1, items)
+            if st:
+                return st, none, -1
+        if bits & _E and (h[LAYOUT] == _DENSE or o == s.offsets[index]):
+            at = o
+            saved = s.data[o * isz : (o + items) * isz].copy()
+        _move(s.data, o * isz, flat, 0, flat.size)
+    sid = _intern(s, shape)
+    s.offsets[index] = o
+    s.shape_id[index] = sid
+    s.state[index] = _W | _D | _E if items else _W | _D | (bits & _E)
+    if index >= n:
+        h[SIZE] = index + 1
+    return 0, saved, at
+
+
+@register_jitable
+def tl_resize(s, size):
+    """Make a list's struct ``size`` elements long: slots cut off or added are unset; return the status."""
+    h = s.hdr
+    n = h[SIZE]
+    if size > n:
+        st = _reserve(s, size)
+        if st:
+            return st
+    for i in range(size, n):
+        s.state[i] = s.state[i] & _E
+    h[SIZE] = size
+    return 0
+
+
 if getattr(config, "DISABLE_JIT", False):
     _add_items = _add
 
@@ -1758,6 +1824,18 @@ def py_close(s):
 def py_gradient_of(f, name, h, es, es_known, prepend):
     """:func:`gradient_of` for the Python layer: ``(status, new struct)``."""
     return gradient_of(f, name, h, es, es_known, prepend)
+
+
+@_kernels._kernel()
+def py_tl_set(s, index, flat, shape):
+    """:func:`tl_set` for the Python layer: ``(status, saved, at)``."""
+    return tl_set(s, index, flat, shape)
+
+
+@_kernels._kernel()
+def py_tl_resize(s, size):
+    """:func:`tl_resize` for the Python layer: the status."""
+    return tl_resize(s, size)
 
 
 @_kernels._kernel()

@@ -1,4 +1,4 @@
-"""Every error message numba_ta raises for a TensorArray, keyed by its code.
+"""Every error message numba_ta raises for a TensorArray or a TensorList, keyed by its code.
 
 :data:`MESSAGES` maps each code to ``(error class, message template)``; the
 templates take named fields (``str.format`` syntax, ``{index}``, ``{name}``
@@ -21,6 +21,16 @@ section ``message-codes``), each with TensorFlow's class and text:
 * ``K6``, ``K7``, ``K8``: the index and dtype checks of the ops;
 * ``G2`` to ``G5`` (gather), ``S2`` to ``S4`` (scatter), ``C1`` to ``C4``
   (concat), ``P1`` to ``P5`` (split), ``R2`` and ``R4`` (gradient ops).
+
+The TensorList codes of the reference (section ``tl-message-codes``) are
+``L1`` to ``L68`` and the ``NT-tl-*`` codes (numba_ta's own texts, below).
+The ``L`` codes, each with TensorFlow's class and text:
+
+* ``L1`` to ``L68``: the checks of the TensorList ops and of the list kernels
+  of ``ZerosLike`` and ``AddN``, each an ``InvalidArgumentError`` but ``L68``
+  (``InternalError``); ``L61`` is in the table for completeness (numba_ta has
+  no string lists).  The TensorList texts that are TensorArray texts keep
+  their codes: ``G2``, ``P1``, ``NT-merge-shape`` and ``NT-merge-rank``.
 
 numba_ta's codes for TensorFlow texts that the reference gives without a
 code:
@@ -71,6 +81,21 @@ such check):
   (``TypeError``): a ``handle`` argument that is not a TensorArray handle.
 * ``NT-jit-rank`` (``NotImplementedError``): inside compiled code, an
   element whose rank is not the one of the array's Numba type.
+* ``NT-input-dtype``: TensorFlow's op-definition check of an input's dtype
+  (a TensorList op given a tensor where a list belongs, ``tl-common``).
+
+numba_ta's own TensorList texts, where TensorFlow crashes or corrupts a list
+(the reference's ``tl-crashes``, listed in ``tl-message-codes``):
+
+* ``NT-tl-index``: a ``TensorListGetItem`` index that is not one value.
+* ``NT-tl-scatter-negative``, ``NT-tl-scatter-shape``: a negative index, and
+  a row not compatible with a fully defined element shape, in
+  ``TensorListScatterIntoExistingList``.
+* ``NT-tl-split-shape``: a ``TensorListSplit`` piece not compatible with a
+  fully defined element shape.
+* ``NT-tl-leading-negative``, ``NT-tl-leading-vector``: a negative
+  ``leading_dims`` entry, and a ``leading_dims`` that is not a vector, in
+  ``TensorListConcatV2``.
 
 Engine status codes
 -------------------
@@ -229,6 +254,145 @@ MESSAGES: Mapping[str, tuple[type[Exception], str]] = MappingProxyType(
             "flag on a previous write?  Gradient calculation is impossible when multiple writes are performed to "
             "the same index.",
         ),
+        # ---------------------------------------------------------------- the TensorList ops (tl-message-codes;
+        # G2, P1, NT-merge-shape and NT-merge-rank are the TensorArray codes above)
+        "L1": (_IA, "Input list must be a scalar saw: {shape}"),
+        "L2": (_IA, "Input handle is not a list. Saw: '{value}'"),
+        "L3": (_IA, "Invalid data types; op elements {op_dtype} but list elements {list_dtype}"),
+        "L4": (_IA, "The only valid scalar shape tensor is the fully unknown shape specified as -1."),
+        "L5": (_IA, "Shape must be at most rank 1 but is rank {rank}"),
+        "L6": (_IA, "Dimension {dim} must be >= -1"),
+        "L7": (_IA, "max_num_elements expected to be a scalar but got shape: {shape}"),
+        "L8": (_IA, "The num_elements to reserve must be a tensor size 1, but got {shape}"),
+        "L9": (_IA, "The num_elements to reserve must be a non negative number, but got {num_elements}"),
+        "L10": (_IA, "Tensor must be at least a vector, but saw shape: {shape}"),
+        "L11": (_IA, "Specified a list with shape {element_shape} from a tensor with shape {shape}"),
+        "L12": (_IA, "{op}: element_shape must be at most rank 1 but has the shape of {shape}"),
+        "L13": (_IA, "Trying to access element {index} in a list with {size} elements."),
+        "L14": (
+            _IA,
+            "Trying to read an uninitialized tensor but element_shape is not fully defined: {element_shape} and no "
+            "list element is set.",
+        ),
+        "L15": (_IA, "Trying to modify element {index} in a list with {size} elements."),
+        "L16": (
+            _IA,
+            "Tried to set a tensor with incompatible shape at a list index. Item element shape: {shape} list shape: "
+            "{element_shape}",
+        ),
+        "L17": (_IA, "Expected argument 1 to be a scalar. ReceivedTensor<type: int32 shape: {shape} values: {values}>"),
+        "L18": (
+            _IA,
+            "Tried to append a tensor with incompatible shape to a list. Op element shape: {shape} list shape: "
+            "{element_shape}",
+        ),
+        "L19": (_IA, "Tried to push item into a full list list size: {size} max_num_elements: {max_num_elements}"),
+        "L20": (_IA, "Trying to pop from an empty list."),
+        "L21": (_IA, "Trying to read an uninitialized tensor but element_shape is not fully defined.{element_shape}"),
+        "L22": (_IA, "Expected tensor to be at least a vector, but saw shape: {shape}"),
+        "L23": (_IA, "Expected input_handles to be a vector, but saw shape: {shape}"),
+        "L24": (_IA, "Expected tensor.shape[0] == input_handles.size, but saw {rows} vs. {size}"),
+        "L25": (_IA, "Input handle at index {index} is not a list. Saw: '{value}'"),
+        "L26": (
+            _IA,
+            "Tried to append a tensor with incompatible shape to a list at index {index}. Op element shape: {shape} "
+            "list shape: {element_shape}",
+        ),
+        "L27": (_IA, "Invalid data type at index {index}; op elements {op_dtype} but list elements {list_dtype}"),
+        "L28": (_IA, "Operation expected a list with {num_elements} elements but got a list with {size} elements."),
+        "L29": (
+            _IA,
+            "Tried to stack elements of an empty list with non-fully-defined element_shape: {element_shape}",
+        ),
+        "L30": (
+            _IA,
+            "Tried to stack list which only contains uninitialized tensors and has a non-fully-defined "
+            "element_shape: {element_shape}",
+        ),
+        "L31": (_IA, "Tried to gather 0-elements from a list with non-fully-defined shape: {element_shape}"),
+        "L32": (_IA, "Trying to gather element {index} in a list with {size} elements."),
+        "L33": (_IA, "Index {index} out o range; list only has {size} elements."),
+        "L34": (
+            _IA,
+            "Tried to gather uninitialized tensors from a list with non-fully-defined element_shape: {element_shape}",
+        ),
+        "L35": (_IA, "Invalid number of rows in input tensor. Expected: {indices} Actual: {rows}"),
+        "L36": (_IA, "Indices in TensorListScatter must all be non-negative."),
+        "L37": (_IA, "TensorListScatter: Trying to scatter at index {index} in list with size {size}"),
+        "L38": (_IA, "TensorListScatter expects num_elements >= -1, found: {num_elements}"),
+        "L39": (_IA, "num_elements must be a scalar"),
+        "L40": (_IA, "Invalid data types; input tensor type: {tensor_dtype} list element_type: {list_dtype}"),
+        "L41": (_IA, "Expected len(indices) == tensor.shape[0], but saw: {indices} vs. {rows}"),
+        "L42": (_IA, "Concat requires elements to be at least vectors, found scalars instead."),
+        "L43": (
+            _IA,
+            "All except the first dimension must be fully defined when concating an empty tensor list. "
+            "element_shape: {element_shape}",
+        ),
+        "L44": (_IA, "Concat saw a scalar shape at index {index} but requires at least vectors."),
+        "L45": (
+            _IA,
+            "First entry of element_shape input does not match the first dim of list element at index: {index} "
+            "Expected: {expected} Actual: {actual}",
+        ),
+        "L46": (
+            _IA,
+            "Trying to concat list with only uninitialized tensors but element_shape_except_first_dim is not fully "
+            "defined: {element_shape}",
+        ),
+        "L47": (
+            _IA,
+            "Concating lists with uninitialized tensors is not supported in this version of TensorListConcat. "
+            "Consider updating your GraphDef to run the newer version.",
+        ),
+        "L48": (
+            _IA,
+            "List contains uninitialized tensor at index {index} but leading_dims has only {leading} elements.",
+        ),
+        "L49": (_IA, "Incompatible input TensorList tensor shapes: {shape} vs. {other_shape}"),
+        "L50": (_IA, "input_{input} is not a TensorList at index {index}.  Saw: '{value}'"),
+        "L51": (_IA, "input_{input}[{index}].dtype != element_dtype.  Saw: {list_dtype} vs. {element_dtype}"),
+        "L52": (
+            _IA,
+            "input_a and input_b TensorList element shapes are not identical at index {index}.  Saw {element_shape} "
+            "vs. {other_shape}",
+        ),
+        "L53": (_IA, "TensorListSplit requires element_shape to be at least of rank 1, but saw: {element_shape}"),
+        "L54": (_IA, "tensor shape {shape} is not compatible with element_shape {element_shape}"),
+        "L55": (_IA, "Invalid value in lengths: {length}"),
+        "L56": (_IA, "Attempting to slice [{start}, {end}] from tensor with length {rows}"),
+        "L57": (_IA, "Unused values in tensor. Length of tensor: {rows} Values used: {used}"),
+        "L58": (_IA, "size must be a scalar"),
+        "L59": (_IA, "TensorListSlice expects size to be non-negative. Got: {size}"),
+        "L60": (_IA, "ZerosLike non-scalar Tensor with dtype=DT_VARIANT is not supported."),
+        "L61": (_IA, "Trying to compute zeros_like for unsupported dtype {dtype}"),
+        "L62": (
+            _IA,
+            "AddN of non-scalar Tensor with dtype=DT_VARIANT is not supported; inputs[{index} has shape: {shape}.",
+        ),
+        "L63": (
+            _IA,
+            "Trying to add two lists of tensors of different dtypes. One is {dtype} and the other is {other_dtype}",
+        ),
+        "L64": (
+            _IA,
+            "Trying to add two lists of tensors with incompatible element shapes. One is {element_shape} and the "
+            "other is {other_shape}",
+        ),
+        "L65": (
+            _IA,
+            "Trying to add two lists of tensors with different lengths. One is {size} and the other is {other_size}",
+        ),
+        "L66": (
+            _IA,
+            "Trying to add two tensors with incompatible element shapes. One is {shape} and the other is {other_shape}",
+        ),
+        "L67": (_IA, "Trying to add unsupported dtype {enum}"),
+        "L68": (
+            InternalError,
+            "BinaryOpVariants: Variants a and b have different type ids.  Type names: '{type_name}' vs. "
+            "'{other_type_name}'",
+        ),
         # ---------------------------------------------------------------- TensorFlow's texts without a spec code
         "NT-size-scalar": (_IA, "TensorArray size must be scalar, but had shape: {shape}"),
         "NT-size-negative": (_IA, "Size should be >= 0."),
@@ -319,6 +483,38 @@ MESSAGES: Mapping[str, tuple[type[Exception], str]] = MappingProxyType(
             "inside compiled code, the elements of TensorArray {name} have rank {ndim} (its Numba type), but "
             "element {index} has rank {rank}",
         ),
+        "NT-input-dtype": (
+            _IA,
+            "cannot compute {op} as input #{index}(zero-based) was expected to be a {expected} tensor but is a "
+            "{dtype} tensor",
+        ),
+        # ---------------------------------------------------------------- numba_ta's own TensorList texts (tl-crashes)
+        "NT-tl-index": (
+            _IA,
+            "TensorListGetItem: index must hold exactly one value, but had shape: {shape} (TensorFlow aborts here).",
+        ),
+        "NT-tl-scatter-negative": (
+            _IA,
+            "Indices in TensorListScatterIntoExistingList must all be non-negative (TensorFlow crashes here).",
+        ),
+        "NT-tl-scatter-shape": (
+            _IA,
+            "Tried to scatter a tensor with incompatible shape into a list at index {index}. Item element shape: "
+            "{shape} list shape: {element_shape} (TensorFlow corrupts the list here).",
+        ),
+        "NT-tl-split-shape": (
+            _IA,
+            "tensor shape {shape} of piece {index} is not compatible with element_shape {element_shape} (TensorFlow "
+            "corrupts the list here).",
+        ),
+        "NT-tl-leading-negative": (
+            _IA,
+            "Invalid value in leading_dims: {value} (TensorFlow aborts or returns a wrong result here).",
+        ),
+        "NT-tl-leading-vector": (
+            _IA,
+            "Expected leading_dims to be a vector, received shape: {shape} (TensorFlow aborts here).",
+        ),
     }
 )
 
@@ -375,7 +571,9 @@ def error(code: str, /, *, op: str | None = None, **fields: object) -> OpError:
         The code of a message whose class is an :class:`~numba_ta.errors.OpError`.
     op : str, optional
         The op's name, stored as the error's ``op`` (TF's ``[Op:<op>]`` suffix);
-        usually set later, as the error leaves the op.
+        usually set later, as the error leaves the op.  For a template with an
+        ``op`` field (``L12``), ``op`` is that field instead, and the error's op is
+        left to be set later.
     **fields
         The template's fields, as for :func:`message`.
 
@@ -400,6 +598,8 @@ def error(code: str, /, *, op: str | None = None, **fields: object) -> OpError:
     cls = MESSAGES[code][0]
     if not issubclass(cls, OpError):
         raise TypeError(f"message {code} is a {cls.__name__}: use python_error")
+    if "op" in FIELDS[code]:  # L12 names an op in its text (not always the raising op's name)
+        return cls(message(code, **fields, **({} if op is None else {"op": op})), None)
     return cls(message(code, **fields), op)
 
 

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import numpy as np
 
-from . import _messages, raw_ops
+from . import _list_ops, _messages, raw_ops
 from ._registry import storage_of
 
 if TYPE_CHECKING:
@@ -57,6 +57,9 @@ __all__ = [
     "scatter_grad",
     "concat_grad",
     "split_grad",
+    "tensor_list_zeros_like",
+    "tensor_list_add",
+    "tensor_list_add_n",
 ]
 
 
@@ -409,3 +412,128 @@ def split_grad(
     g = _grad_array(handle, flow_grad, source)
     grad, _ = raw_ops.TensorArrayConcatV3(handle=g, flow_in=flow_grad, dtype=_dtype(handle, dtype))
     return None, grad, None, flow_grad
+
+
+# --------------------------------------------------------------------------- TensorList gradients
+def tensor_list_zeros_like(handle: Any) -> Any:
+    """Return a list of zeros like ``handle``: ``ZerosLike`` of a list (TF's kernel ``TensorListZerosLike``).
+
+    TensorFlow's gradient code makes the zero gradient of a list with
+    ``ZerosLike``; this is that op for numba_ta's lists.
+
+    Parameters
+    ----------
+    handle : TensorListHandle, VARIANT_ZERO, or 0-d object ndarray of one
+        The list.
+
+    Returns
+    -------
+    TensorListHandle or VARIANT_ZERO
+        A new list of the same length, dtype and element shape, with
+        ``max_num_elements`` -1: each set element becomes zeros of its own
+        shape (lists inside a list of lists, recursively), unset elements stay
+        unset.  The variant zero is returned as it is.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``handle`` is an array of more than one value (L60), or not a list (L2).
+
+    Notes
+    -----
+    Mirrors ``ZerosLike`` on a variant tensor holding a list (TensorFlow
+    semantics reference: :ref:`tl-gradients`).  ``handle`` is unchanged.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from numba_ta import raw_ops
+    >>> h = raw_ops.TensorListFromTensor(tensor=np.array([[1.0, 2.0]]), element_shape=-1)
+    >>> z = tensor_list_zeros_like(h)
+    >>> raw_ops.TensorListStack(input_handle=z, element_shape=-1, element_dtype=np.float64)
+    array([[0., 0.]])
+    """
+    return _list_ops.zeros_like(handle)
+
+
+def tensor_list_add(a: Any, b: Any) -> Any:
+    """Return the element-wise sum of two lists (TF's kernel ``TensorListBinaryAdd``).
+
+    Parameters
+    ----------
+    a, b : TensorListHandle, VARIANT_ZERO, or 0-d object ndarray of one
+        Lists of the same dtype, compatible element shapes and the same length.
+
+    Returns
+    -------
+    TensorListHandle
+        Element by element: the sum of two set elements, the set one of a set
+        and an unset element, unset for two unset ones; the merged element
+        shape; ``max_num_elements`` -1.  Lists inside lists of lists add
+        recursively.
+
+    Raises
+    ------
+    InvalidArgumentError
+        Different dtypes (L63), incompatible element shapes (L64), different
+        lengths (L65), two set elements of different shapes (L66), a ``bool``
+        list (L67), an input that is not a scalar (L62) or not a list (L2).
+    InternalError
+        A list added to the variant zero (L68).
+
+    Notes
+    -----
+    Mirrors ``AddN`` of two variant tensors holding lists (TensorFlow
+    semantics reference: :ref:`tl-gradients`); :func:`tensor_list_add_n` is
+    ``AddN`` of any number.  The inputs are unchanged.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from numba_ta import raw_ops
+    >>> a = raw_ops.TensorListFromTensor(tensor=np.array([1.0, 2.0]), element_shape=-1)
+    >>> s = tensor_list_add(a, a)
+    >>> raw_ops.TensorListStack(input_handle=s, element_shape=-1, element_dtype=np.float64)
+    array([2., 4.])
+    """
+    return _list_ops.add_n([a, b])
+
+
+def tensor_list_add_n(inputs: Any) -> Any:
+    """Return the sum of lists: ``AddN`` on lists, a left fold of :func:`tensor_list_add`.
+
+    Parameters
+    ----------
+    inputs : sequence of TensorListHandle (or 0-d object ndarrays of one)
+        At least one list; one list is returned as it is.
+
+    Returns
+    -------
+    TensorListHandle
+        ``((inputs[0] + inputs[1]) + inputs[2]) + ...``.
+
+    Raises
+    ------
+    InvalidArgumentError
+        An input that is not a scalar (L62), and the errors of
+        :func:`tensor_list_add` (the first failing step's).
+    InternalError
+        A list added to the variant zero (L68).
+    ValueError
+        No inputs.
+
+    Notes
+    -----
+    Mirrors ``AddN`` on variant tensors holding lists (TensorFlow semantics
+    reference: :ref:`tl-gradients`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from numba_ta import raw_ops
+    >>> a = raw_ops.TensorListFromTensor(tensor=np.array([1, 2], np.int32), element_shape=-1)
+    >>> s = tensor_list_add_n([a, a, a])
+    >>> raw_ops.TensorListStack(input_handle=s, element_shape=-1, element_dtype=np.int32)
+    array([3, 6], dtype=int32)
+    """
+    return _list_ops.add_n(inputs)

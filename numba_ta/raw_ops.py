@@ -1,4 +1,4 @@
-"""The eleven TensorArray V3 ops, with ``tf.raw_ops``' names, arguments and results.
+"""The eleven TensorArray V3 ops and the twenty TensorList ops, with ``tf.raw_ops``' names, arguments and results.
 
 Code written against ``tf.raw_ops`` runs with only the import changed::
 
@@ -53,6 +53,28 @@ import numpy as np
 from . import _messages, _registry
 from ._dtypes import as_dtype, to_array, to_index, to_index_array, unsupported
 from ._engine import DYN
+from ._list_ops import (  # the TensorList ops (TF 2's list ops; see numba_ta._list_ops)
+    EmptyTensorList,
+    TensorListConcat,
+    TensorListConcatLists,
+    TensorListConcatV2,
+    TensorListElementShape,
+    TensorListFromTensor,
+    TensorListGather,
+    TensorListGetItem,
+    TensorListLength,
+    TensorListPopBack,
+    TensorListPushBack,
+    TensorListPushBackBatch,
+    TensorListReserve,
+    TensorListResize,
+    TensorListScatter,
+    TensorListScatterIntoExistingList,
+    TensorListScatterV2,
+    TensorListSetItem,
+    TensorListSplit,
+    TensorListStack,
+)
 from ._shapes import as_partial, as_shape_tensor, partial_str, shape_str
 from ._storage import _INT32_LIMIT, Storage, _tag, _unmask, scalar_index
 from .errors import OpError
@@ -75,6 +97,26 @@ __all__ = [
     "TensorArrayCloseV3",
     "TensorArrayGradV3",
     "TensorArrayGradWithShape",
+    "EmptyTensorList",
+    "TensorListReserve",
+    "TensorListFromTensor",
+    "TensorListSetItem",
+    "TensorListGetItem",
+    "TensorListPushBack",
+    "TensorListPushBackBatch",
+    "TensorListPopBack",
+    "TensorListStack",
+    "TensorListGather",
+    "TensorListScatter",
+    "TensorListScatterV2",
+    "TensorListScatterIntoExistingList",
+    "TensorListConcat",
+    "TensorListConcatV2",
+    "TensorListConcatLists",
+    "TensorListSplit",
+    "TensorListLength",
+    "TensorListElementShape",
+    "TensorListResize",
 ]
 
 def _flow(flow_in: Any) -> np.float32:

@@ -5,6 +5,9 @@ reference model; here: each code is documented (the spec's codes in the TensorFl
 reference, numba_ta's own in the module docstring), each template formats with its fields and
 matches the reference's text where the reference quotes it, no error text is built anywhere
 else in the package, and a few errors raised through the ops have exactly the expected texts.
+The TensorList codes (``L1`` to ``L68``, ``NT-tl-*``) are checked against the reference's
+TensorList tables (``tl-message-codes``, ``tl-crashes``), placeholder by placeholder, and a few
+against the texts TensorFlow gave in ``dev/tensorlist-spec/probe.py``.
 """
 
 from __future__ import annotations
@@ -26,10 +29,13 @@ PKG = pathlib.Path(numba_ta.__file__).resolve().parent
 SEMANTICS = (ROOT / "docs" / "semantics.rst").read_text(encoding="utf-8")
 
 SPEC_CODE = re.compile(r"[TKGSCPR][0-9]{1,2}")
+TL_CODE = re.compile(r"L[0-9]{1,2}")
 NT_CODE = re.compile(r"NT-[a-z0-9]+(?:-[a-z0-9]+)*")
+NT_TL_CODE = re.compile(r"NT-tl-[a-z0-9]+(?:-[a-z0-9]+)*")
 # the spec codes numba_ta cannot reach (semantics reference: T3 is preceded by K7, numba_ta has no
-# dtype for T12, T13 cannot happen): in the table for completeness, raised nowhere
-UNREACHABLE = {"T3", "T12", "T13"}
+# dtype for T12, T13 cannot happen; L61 is for string lists, which numba_ta does not have): in the
+# tables for completeness, raised nowhere
+UNREACHABLE = {"T3", "T12", "T13", "L61"}
 # numba_ta codes whose text the semantics reference does not quote
 NOT_QUOTED = {
     "NT-below-minus-one",
@@ -54,6 +60,52 @@ def _spec_codes():
     return set(re.findall(r"\*\*([TKGSCPR][0-9]{1,2})\*\*", SEMANTICS))
 
 
+def _section(label):
+    """The text of the semantics reference from ``.. _<label>:`` to the next label."""
+    start = SEMANTICS.index(f".. _{label}:\n")
+    end = SEMANTICS.find("\n.. _", start + 1)
+    return SEMANTICS[start : end if end >= 0 else len(SEMANTICS)]
+
+
+def _unwrap(text):
+    """A quoted text as one line: a line break and its indentation are one space."""
+    return re.sub(r"[ \t]*\n[ \t]*", " ", text)
+
+
+def _tl_table():
+    """The rows of the TensorList message table (tl-message-codes): code -> the quoted text.
+
+    A row's first cell is a code or codes (``NT-merge-shape, NT-merge-rank``), its second cell
+    quotes their texts in that order (anything after them, such as L12's ``(<Op>: ...)``, is
+    commentary).
+    """
+    rows = {}
+    table = _section("tl-message-codes")
+    body = table[table.index("\n   * - Code\n") :].split("\n\n")[0]  # the list-table's rows, to its blank line
+    for row in body.split("\n   * - ")[2:]:  # (before the header row, and the header row)
+        cell0, cell1 = row.split("\n     - ")[:2]
+        codes = [c.strip() for c in cell0.split(",")]
+        quoted = re.findall(r"``(.+?)``", cell1, re.S)
+        assert len(quoted) >= len(codes), cell0
+        for code, text in zip(codes, quoted, strict=False):
+            assert code not in rows, f"{code} twice in tl-message-codes"
+            rows[code] = _unwrap(text)
+    return rows
+
+
+def _tl_nt_texts():
+    """numba_ta's own TensorList texts, as the divergence table (tl-crashes) quotes them: code -> text."""
+    found = re.findall(r"``([^`]+)``\s+\(``(NT-tl-[a-z0-9-]+)``\)", _section("tl-crashes"))
+    texts = {code: _unwrap(text) for text, code in found}
+    assert len(texts) == len(found), "an NT-tl code quoted twice in tl-crashes"
+    return texts
+
+
+def _tl_nt_codes():
+    """The NT-tl codes that the TensorList message table lists as numba_ta's own texts."""
+    return set(re.findall(r"``(NT-tl-[a-z0-9-]+)``", _section("tl-message-codes")))
+
+
 def _dummy(code):
     return {f: f"<{f}>" for f in FIELDS[code]}
 
@@ -63,17 +115,33 @@ def _dummy(code):
 
 def test_every_code_is_the_specs_or_a_documented_numba_ta_code():
     spec = _spec_codes()
+    tl = _tl_table()
+    tl_nt = _tl_nt_codes()
     doc = _messages.__doc__
     for code in MESSAGES:
         if SPEC_CODE.fullmatch(code):
             assert code in spec, f"{code} is not defined in docs/semantics.rst"
+        elif TL_CODE.fullmatch(code):
+            assert code in tl, f"{code} is not in the TensorList message table (tl-message-codes)"
         else:
             assert NT_CODE.fullmatch(code), f"{code}: neither a spec code nor an NT- code"
             assert f"``{code}``" in doc, f"{code} is not listed in the _messages module docstring"
+            if NT_TL_CODE.fullmatch(code):
+                assert code in tl_nt, f"{code} is not listed in tl-message-codes as numba_ta's own text"
+    assert "``L1`` to ``L68``" in doc
 
 
 def test_every_spec_code_is_in_the_table():
     assert _spec_codes() - set(MESSAGES) == set()
+    # the TensorList table: L1 to L68, the TensorArray codes it reuses, and numba_ta's NT-tl codes
+    tl = _tl_table()
+    assert {c for c in tl if TL_CODE.fullmatch(c)} == {f"L{k}" for k in range(1, 69)}
+    assert set(tl) - set(MESSAGES) == set()
+    assert _tl_nt_codes() == set(_tl_nt_texts()) != set()
+    assert _tl_nt_codes() - set(MESSAGES) == set()
+    # every L code the TensorList sections define (in bold) is in the table, and the other way round
+    defined = set(re.findall(r"\*\*(L[0-9]{1,2})\*\*", SEMANTICS))
+    assert defined == {c for c in tl if TL_CODE.fullmatch(c)}
 
 
 def test_classes_are_the_specs():
@@ -81,6 +149,15 @@ def test_classes_are_the_specs():
     for code in _spec_codes():
         want = errors.UnimplementedError if code in ("G3", "C1") else errors.InvalidArgumentError
         assert MESSAGES[code][0] is want, code
+    # "All are InvalidArgumentError except L68 (InternalError)" (tl-message-codes); numba_ta raises
+    # InvalidArgumentError where TensorFlow crashes (tl-crashes)
+    assert "All are ``InvalidArgumentError`` except L68 (``InternalError``)." in _section("tl-message-codes")
+    for code in MESSAGES:
+        if TL_CODE.fullmatch(code):
+            want = errors.InternalError if code == "L68" else errors.InvalidArgumentError
+            assert MESSAGES[code][0] is want, code
+        elif NT_TL_CODE.fullmatch(code):
+            assert MESSAGES[code][0] is errors.InvalidArgumentError, code
 
 
 # ---------------------------------------------------------------------------- (b) templates
@@ -137,6 +214,157 @@ def _quoted_pattern(template):
 def test_template_is_the_text_the_semantics_reference_quotes(code):
     template = MESSAGES[code][1]
     assert re.search(_quoted_pattern(template), SEMANTICS, re.S), f"{code}: {template!r} is not quoted"
+
+
+# the placeholders of the TensorList tables (sem-conventions, tl-conventions) each field may stand for
+_NUMBER = {"<i>", "<k>", "<n>", "<m>", "<b>", "<d>"}
+_TL_PLACEHOLDERS = {
+    "shape": {"<S>"},
+    "other_shape": {"<S>", "<P>"},
+    "element_shape": {"<P>"},
+    "op_dtype": {"<DT>"},
+    "list_dtype": {"<DT>"},
+    "tensor_dtype": {"<DT>"},
+    "element_dtype": {"<DT>"},
+    "dtype": {"<DT>"},
+    "other_dtype": {"<DT>"},
+    "value": {"<V>", "<n>"},
+    "type_name": {"<T>"},
+    "other_type_name": {"<T>"},
+    "enum": {"<enum>"},
+    "op": {"<Op>"},
+    "input": {"<x>"},
+    "values": {"<values>"},
+    "start": {"<start>"},
+    "end": {"<end>"},
+}
+_TL_PLACEHOLDER = re.compile(r"<[A-Za-z]+>")  # not "<type: int32 ...", L17's literal text
+
+
+def _tl_codes():
+    return sorted(c for c in MESSAGES if TL_CODE.fullmatch(c) or NT_TL_CODE.fullmatch(c))
+
+
+@pytest.mark.parametrize("code", sorted(_tl_table()) + sorted(_tl_nt_texts()))
+def test_template_is_the_text_of_the_tensorlist_tables(code):
+    """Word for word: the table's text with each placeholder where the template has a field."""
+    quoted = {**_tl_table(), **_tl_nt_texts()}[code]
+    template = MESSAGES[code][1]
+    fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+    marker = "\x00"
+    assert _TL_PLACEHOLDER.sub(marker, quoted) == template.format(**dict.fromkeys(fields, marker)), code
+    placeholders = _TL_PLACEHOLDER.findall(quoted)
+    assert len(placeholders) == len(fields)
+    if TL_CODE.fullmatch(code) or NT_TL_CODE.fullmatch(code):  # (the reused codes have their own names)
+        for f, p in zip(fields, placeholders, strict=True):
+            assert p in _TL_PLACEHOLDERS.get(f, _NUMBER), f"{code}: field {f} is quoted as {p}"
+
+
+def test_every_tensorlist_code_is_in_a_tensorlist_table():
+    quoted = {*_tl_table(), *_tl_nt_texts()}
+    assert set(_tl_codes()) == {c for c in quoted if TL_CODE.fullmatch(c) or NT_TL_CODE.fullmatch(c)}
+
+
+@pytest.mark.parametrize("code", _tl_codes())
+def test_tensorlist_template_formats_with_its_fields(code):
+    cls, template = MESSAGES[code]
+    fields = {f: f"<{f}>" for f in FIELDS[code]}
+    text = message(code, **fields)
+    assert all(v in text for v in fields.values()) and "{" not in text and "}" not in text
+    e = error(code, **fields)
+    assert type(e) is cls and e.message == text and e.op is None
+    if fields:
+        with pytest.raises(TypeError, match="takes the fields"):
+            message(code)
+    with pytest.raises(TypeError, match="takes the fields"):
+        message(code, **fields, extra=1)
+
+
+def test_the_op_field_of_l12():
+    # L12 names an op in its text (TensorListScatterV2 raises it as "TensorListScatter"): error()'s op
+    # is then the field, and the error's op is set later, as for every error
+    e = error("L12", op="TensorListScatter", shape="[1,1]")
+    assert e.op is None
+    assert e.message == "TensorListScatter: element_shape must be at most rank 1 but has the shape of [1,1]"
+    with pytest.raises(TypeError, match="takes the fields"):
+        error("L12", shape="[1,1]")
+
+
+# The texts TensorFlow 2.21 gave (dev/tensorlist-spec/probe.py, the probe in brackets)
+_VZERO = "Variant<type: int value: 0>"
+_PROBE_TEXTS = [
+    ("L1", {"shape": "[2]"}, "Input list must be a scalar saw: [2]"),  # [H1]
+    ("L2", {"value": _VZERO}, f"Input handle is not a list. Saw: '{_VZERO}'"),  # [H2]
+    ("L11", {"element_shape": "[2,1]", "shape": "[2]"},
+     "Specified a list with shape [2,1] from a tensor with shape [2]"),  # [FT5]
+    ("L12", {"op": "TensorListFromTensor", "shape": "[1,1]"},
+     "TensorListFromTensor: element_shape must be at most rank 1 but has the shape of [1,1]"),  # [FT8]
+    ("L14", {"element_shape": "[2,?]"},
+     "Trying to read an uninitialized tensor but element_shape is not fully defined: [2,?] and no list element is "
+     "set."),  # [GI15]
+    ("L17", {"shape": "[12]", "values": "0 1 2..."},
+     "Expected argument 1 to be a scalar. ReceivedTensor<type: int32 shape: [12] values: 0 1 2...>"),  # [SI8]
+    ("L19", {"size": 4, "max_num_elements": 2},
+     "Tried to push item into a full list list size: 4 max_num_elements: 2"),  # [SI19]
+    ("L21", {"element_shape": "[?]"},
+     "Trying to read an uninitialized tensor but element_shape is not fully defined.[?]"),  # [POP5]
+    ("L26", {"index": 1, "shape": "[3]", "element_shape": "[2]"},
+     "Tried to append a tensor with incompatible shape to a list at index 1. Op element shape: [3] list shape: "
+     "[2]"),  # [PBB8]
+    ("L33", {"index": -1, "size": 2}, "Index -1 out o range; list only has 2 elements."),  # [GA13]
+    ("L45", {"index": 1, "expected": 1, "actual": 2},
+     "First entry of element_shape input does not match the first dim of list element at index: 1 Expected: 1 "
+     "Actual: 2"),  # [CV3]
+    ("L50", {"input": "b", "index": 0, "value": _VZERO},
+     f"input_b is not a TensorList at index 0.  Saw: '{_VZERO}'"),  # [CL9]
+    ("L51", {"input": "a", "index": 0, "list_dtype": "float", "element_dtype": "int32"},
+     "input_a[0].dtype != element_dtype.  Saw: float vs. int32"),  # [CL2]
+    ("L52", {"index": 0, "element_shape": "[?]", "other_shape": "<unknown>"},
+     "input_a and input_b TensorList element shapes are not identical at index 0.  Saw [?] vs. <unknown>"),  # [CL3]
+    ("L56", {"start": 2, "end": 4, "rows": 3}, "Attempting to slice [2, 4] from tensor with length 3"),  # [SP10]
+    ("L62", {"index": 1, "shape": "[2]"},
+     "AddN of non-scalar Tensor with dtype=DT_VARIANT is not supported; inputs[1 has shape: [2]."),  # [AN14]
+    ("L68", {"type_name": "int", "other_type_name": "tensorflow::TensorList"},
+     "BinaryOpVariants: Variants a and b have different type ids.  Type names: 'int' vs. "
+     "'tensorflow::TensorList'"),  # [AN17]
+]  # fmt: skip
+
+
+def _probe_messages():
+    """The messages of the expectations in probe.py: ``<Class>: <message> [Op:<op>]``, as (class, message, op)."""
+    tree = ast.parse((ROOT / "dev" / "tensorlist-spec" / "probe.py").read_text(encoding="utf-8"))
+    names = {"IA": "InvalidArgumentError: "}  # the one name the expectations use
+
+    def text(node):  # a string built of literals, IA and +, else None
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.Name):
+            return names.get(node.id)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = text(node.left), text(node.right)
+            return None if left is None or right is None else left + right
+        return None
+
+    found = set()
+    for node in ast.walk(tree):
+        t = text(node) if isinstance(node, ast.BinOp | ast.Constant) else None
+        if t:
+            found.update(re.findall(r"([A-Za-z]+Error): (.*?) \[Op:([A-Za-z0-9]+)\]", t))
+    return found
+
+
+@pytest.mark.parametrize(("code", "fields", "text"), _PROBE_TEXTS, ids=[c for c, _, _ in _PROBE_TEXTS])
+def test_tensorlist_templates_render_the_probe_texts(code, fields, text):
+    cls = MESSAGES[code][0]
+    assert (cls.__name__, text) in {(c, m) for c, m, _ in _probe_messages()}, f"{code}: not a text of probe.py"
+    assert message(code, **fields) == text
+    if code == "L12":  # (op is L12's field)
+        e = error(code, **fields)
+        e.op = "TensorListFromTensor"
+    else:
+        e = error(code, op="TensorListX", **fields)
+    assert type(e) is cls and e.message == text
+    assert str(e) == f"{text} [Op:{e.op}]"
 
 
 def test_trailing_space_of_the_class_shape_error():
@@ -237,6 +465,7 @@ def test_codes_used_in_the_package_are_the_tables():
                 used.add(arg.value)
     engine = set(_messages.ENGINE_CODES) - {""}  # the engine's statuses: engine_error builds their errors
     assert used | looked_up | engine <= set(MESSAGES), (used | looked_up | engine) - set(MESSAGES)
+    # every other code of the table is used, or unreachable
     assert set(MESSAGES) - used - looked_up - engine == UNREACHABLE
 
 

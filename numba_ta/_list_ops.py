@@ -1,0 +1,1624 @@
+"""TensorFlow 2's twenty TensorList ops, with ``tf.raw_ops``' names, arguments and results.
+
+They are exported by :mod:`numba_ta.raw_ops`; this module holds their code and the
+argument conversion they share.  The contract is the section ``TensorList ops``
+of the TensorFlow semantics reference (``docs/semantics.rst``, label
+``tl-semantics``): each check below runs in the order written there, with its
+message code (``L1`` to ``L68``, ``NT-tl-*``).  Every op checks everything before
+it changes anything, and changes only a version of its input that no other handle
+sees (:mod:`numba_ta._tensor_list`), so an op that raises changes nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import numbers
+from collections import namedtuple
+from typing import Any
+
+import numpy as np
+
+from . import _messages
+from ._dtypes import as_dtype, to_array, to_index_array, unsupported
+from ._shapes import as_partial, is_compatible, is_fully_defined, merge, partial_str, shape_str
+from ._storage import _new, _tag, _unmask
+from ._tensor_list import (
+    _UNSET,
+    VARIANT,
+    VARIANT_ZERO,
+    NumericStore,
+    ObjectStore,
+    TensorListHandle,
+    VariantZero,
+    dtype_name,
+    new_store,
+    store_of,
+)
+from .errors import OpError
+
+__all__ = [
+    "EmptyTensorList",
+    "TensorListReserve",
+    "TensorListFromTensor",
+    "TensorListSetItem",
+    "TensorListGetItem",
+    "TensorListPushBack",
+    "TensorListPushBackBatch",
+    "TensorListPopBack",
+    "TensorListStack",
+    "TensorListGather",
+    "TensorListScatter",
+    "TensorListScatterV2",
+    "TensorListScatterIntoExistingList",
+    "TensorListConcat",
+    "TensorListConcatV2",
+    "TensorListConcatLists",
+    "TensorListSplit",
+    "TensorListLength",
+    "TensorListElementShape",
+    "TensorListResize",
+]
+
+TensorListPopBackResult = namedtuple("TensorListPopBack", ["output_handle", "tensor"])
+TensorListConcatResult = namedtuple("TensorListConcat", ["tensor", "lengths"])
+TensorListConcatV2Result = namedtuple("TensorListConcatV2", ["tensor", "lengths"])
+
+
+
+def _op(name):
+    """Name the op on its errors (TF's ``[Op:<name>]``) and unmask errors a signal hid."""
+
+    def decorate(func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            try:
+                return func(*args, **kwargs)
+            except OpError as e:
+                _tag(e, name)
+                raise
+            except SystemError as e:
+                raise _unmask(e) from None
+
+        return wrapper
+
+    return decorate
+
+
+# --------------------------------------------------------------------------- conversions
+_VARIANT_NAMES = ("variant", "DT_VARIANT")
+
+
+def _element_dtype(dtype, argname="element_dtype"):
+    """Return the numpy dtype of an ``element_dtype``; TF's ``variant`` (``tf.variant``, 21, ``object``) is object."""
+    if dtype is object or dtype == VARIANT if isinstance(dtype, (type, np.dtype)) else False:
+        return VARIANT
+    if isinstance(dtype, str) and dtype in _VARIANT_NAMES:
+        return VARIANT
+    if isinstance(dtype, (int, np.integer)) and not isinstance(dtype, (bool, np.bool_)) and int(dtype) == 21:
+        return VARIANT
+    if getattr(dtype, "name", None) == "variant" and hasattr(dtype, "as_datatype_enum"):  # tf.variant
+        return VARIANT
+    return as_dtype(dtype, argname)
+
+
+def _value(value, argname):
+    """Convert a tensor argument: numpy arrays (object arrays hold variants), handles, array-likes as TF converts."""
+    if type(value) is np.ndarray:
+        return value if value.dtype.isnative else to_array(value, argname)
+    if isinstance(value, (TensorListHandle, VariantZero)):
+        a = np.empty((), object)
+        a[()] = value
+        return a
+    if isinstance(value, (np.ndarray, np.generic, numbers.Number, str, bytes, list, tuple)) or hasattr(value, "__array__") or hasattr(value, "numpy"):  # noqa: E501
+        return to_array(value, argname)
+    if value is None:
+        raise unsupported(argname, value)
+    a = np.empty((), object)  # any other object: an opaque variant (a graph runner's Optional ...)
+    a[()] = value
+    return a
+
+
+def _name(dtype):
+    return dtype_name(dtype)
+
+
+def _not_variant(op, k, value):
+    """TF's op-definition error for a list input that is not a variant tensor."""
+    a = to_array(value, "input_handle")
+    return _messages.error("NT-input-dtype", op=op, index=k, expected="variant", dtype=_name(a.dtype))
+
+
+def _list(x, op, k=0):
+    """Return the handle of a list input (L1, L2; a non-variant input is refused as TF's op definition refuses it)."""
+    if type(x) is TensorListHandle:
+        return x
+    if isinstance(x, np.ndarray) and x.dtype == object:
+        if x.ndim:
+            raise _messages.error("L1", shape=shape_str(x.shape))
+        x = x[()]
+        if isinstance(x, TensorListHandle):
+            return x
+    if isinstance(x, VariantZero) or (not isinstance(x, (np.ndarray, np.generic, numbers.Number, list, tuple, str, bytes)) and x is not None):  # noqa: E501
+        raise _messages.error("L2", value=str(x))
+    if x is None:
+        raise unsupported("input_handle", x)
+    raise _not_variant(op, k, x)
+
+
+def _shape_input(value, op=None):
+    """Read an ``element_shape`` tensor as TF's ``TensorShapeFromTensor`` (L12 with ``op``, else L5; L4, L6)."""
+    if value is not None and not isinstance(value, (np.ndarray, np.generic, numbers.Number, list, tuple)):
+        if hasattr(value, "numpy"):
+            value = value.numpy()
+        else:  # TensorShape, tf.TensorShape, TensorShapeProto
+            return as_partial(value)
+    a = to_index_array(value, "element_shape", np.int64)
+    if a.ndim >= 2:
+        if op is not None:
+            raise _messages.error("L12", op=op, shape=shape_str(a.shape))
+        raise _messages.error("L5", rank=a.ndim)
+    if a.ndim == 0:
+        if int(a) == -1:
+            return None
+        raise _messages.error("L4")
+    bad = a < -1
+    if bad.any():
+        raise _messages.error("L6", dim=int(a[np.argmax(bad)]))
+    return tuple(None if d == -1 else int(d) for d in a.tolist())
+
+
+def _scalar_int(value, argname, dtype=np.int32):
+    """Return an integer tensor argument as an ndarray (its shape is checked by the caller)."""
+    if type(value) is int and -(2**31) <= value < 2**31:
+        return np.array(value, np.int64)
+    return to_index_array(value, argname, dtype)
+
+
+def _zeros(dtype, shape):
+    """Return the value of an unset element: zeros of ``shape``; for a variant list, the variant zero."""
+    if dtype == VARIANT:
+        if shape == ():
+            return VARIANT_ZERO
+        out = np.empty(shape, object)
+        out.reshape(-1)[:] = [VARIANT_ZERO] * out.size
+        return out
+    return _new(shape, dtype, zeros=True)
+
+
+def _check_dtype(op_dtype, st):
+    if op_dtype != st.dtype:
+        raise _messages.error("L3", op_dtype=_name(op_dtype), list_dtype=_name(st.dtype))
+
+
+def _item_shape(value):
+    return value.shape
+
+
+def _store(value, dtype):
+    """Return a value as a list stores it: an ndarray of the list's dtype, or a variant's object."""
+    if dtype == VARIANT and value.ndim == 0:
+        return value[()]
+    return value
+
+
+def _infer(m, st, idx=None):
+    """Merge the shapes of the set elements (of ``idx``) into ``m``, in order (the merge errors, ``m`` first)."""
+    for _, shape in st.set_shapes(idx):
+        m = merge(m, shape)
+    return m
+
+
+def _summarize(a):
+    """TF's ``Tensor::SummarizeValue(3)`` of an int tensor: ``1 2``, ``[1 2][3...]...``."""
+    flat = a.reshape(-1).tolist()
+    limit = min(3, len(flat))
+    out = []
+    pos = [0]
+
+    def one(dim):
+        if pos[0] >= limit:
+            return
+        count = a.shape[dim]
+        if dim == a.ndim - 1:
+            for i in range(count):
+                if pos[0] >= limit:
+                    if dim:
+                        out.append("...")
+                    return
+                if i:
+                    out.append(" ")
+                out.append(str(flat[pos[0]]))
+                pos[0] += 1
+            return
+        for _ in range(count):
+            opened = pos[0] < limit
+            if opened:
+                out.append("[")
+            one(dim + 1)
+            if pos[0] < limit or opened:
+                out.append("]")
+
+    if a.ndim == 0:
+        out.append(" ".join(str(v) for v in flat[:limit]))
+    else:
+        one(0)
+    if len(flat) > limit:
+        out.append("...")
+    return "".join(out)
+
+
+# --------------------------------------------------------------------------- creating lists
+@_op("EmptyTensorList")
+def EmptyTensorList(  # noqa: N802 - TF's op name
+    element_shape: Any, max_num_elements: Any, element_dtype: Any, name: str | None = None
+) -> TensorListHandle:
+    """Create an empty list (``tf.raw_ops.EmptyTensorList``).
+
+    Parameters
+    ----------
+    element_shape : int or sequence of int, int32/int64 array_like
+        The element shape as a shape tensor: ``-1`` for an unknown shape, else
+        one entry per dimension (``-1``: unknown).  A ``TensorShape`` is taken
+        too.
+    max_num_elements : int
+        ``TensorListPushBack``'s size limit; negative means none.
+    element_dtype : numpy dtype, str, tf.DType or int
+        The elements' dtype; ``object`` (or ``"variant"``, ``tf.variant``, 21)
+        for a list of lists or other objects.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    handle : TensorListHandle
+        A list with no elements.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``max_num_elements`` not a scalar (L7); a bad ``element_shape`` (L5, L4,
+        L6).
+    TypeError
+        ``element_dtype`` is not a dtype numba_ta stores.
+
+    Notes
+    -----
+    Mirrors ``EmptyTensorList`` (:ref:`tl-create`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h = EmptyTensorList(element_shape=[2], max_num_elements=-1, element_dtype=np.float32)
+    >>> int(TensorListLength(input_handle=h))
+    0
+    """
+    dt = _element_dtype(element_dtype)
+    m = _scalar_int(max_num_elements, "max_num_elements")
+    if m.ndim:
+        raise _messages.error("L7", shape=shape_str(m.shape))
+    es = _shape_input(element_shape)
+    return new_store(dt, es, int(m)).handle()
+
+
+@_op("TensorListReserve")
+def TensorListReserve(  # noqa: N802
+    element_shape: Any, num_elements: Any, element_dtype: Any, name: str | None = None
+) -> TensorListHandle:
+    """Create a list of ``num_elements`` unset elements (``tf.raw_ops.TensorListReserve``).
+
+    Parameters
+    ----------
+    element_shape : int or sequence of int, int32/int64 array_like
+        The element shape (see :func:`EmptyTensorList`).
+    num_elements : int
+        The length, ``>= 0``.
+    element_dtype : numpy dtype, str, tf.DType or int
+        The elements' dtype (see :func:`EmptyTensorList`).
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    handle : TensorListHandle
+        A list of ``num_elements`` unset elements, no size limit.
+
+    Raises
+    ------
+    InvalidArgumentError
+        A bad ``element_shape`` (L5, L4, L6); ``num_elements`` not a scalar
+        (L8) or negative (L9).
+    ResourceExhaustedError
+        When the list's metadata cannot be allocated.
+
+    Notes
+    -----
+    Mirrors ``TensorListReserve`` (:ref:`tl-create`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h = TensorListReserve(element_shape=[2], num_elements=3, element_dtype=np.float32)
+    >>> TensorListStack(input_handle=h, element_shape=-1, element_dtype=np.float32).shape
+    (3, 2)
+    """
+    dt = _element_dtype(element_dtype)
+    es = _shape_input(element_shape)
+    n = _scalar_int(num_elements, "num_elements")
+    if n.ndim:
+        raise _messages.error("L8", shape=shape_str(n.shape))
+    if n < 0:
+        raise _messages.error("L9", num_elements=int(n))
+    return new_store(dt, es, -1, int(n)).handle()
+
+
+def _from_rows(dt, es, length, at, t):
+    """Return a new list of ``length`` elements with row ``k`` of ``t`` at ``at[k]``."""
+    if dt == VARIANT:
+        items = [_UNSET] * length
+        for k, i in enumerate(np.asarray(at).tolist()):
+            items[i] = t[k] if t.ndim == 1 else t[k].copy()
+        return ObjectStore(es, -1, items).handle()
+    return NumericStore.from_rows(dt, es, -1, length, at, t).handle()
+
+
+@_op("TensorListFromTensor")
+def TensorListFromTensor(tensor: Any, element_shape: Any, name: str | None = None) -> TensorListHandle:  # noqa: N802
+    """Make a list of the rows of ``tensor`` (``tf.raw_ops.TensorListFromTensor``).
+
+    Parameters
+    ----------
+    tensor : array_like, at least 1-d
+        Row ``k`` becomes element ``k``; its dtype is the list's (an object
+        array gives a list of variants).
+    element_shape : int or sequence of int, int32/int64 array_like
+        The list's element shape, compatible with ``tensor.shape[1:]``; kept
+        as given.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    handle : TensorListHandle
+        A list of ``tensor.shape[0]`` elements, no size limit.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``element_shape`` of rank 2 or more (L12) or otherwise bad (L4, L6);
+        ``tensor`` a scalar (L10); ``element_shape`` not compatible with the
+        rows (L11).
+    ResourceExhaustedError
+        When the list's storage cannot be allocated.
+
+    Notes
+    -----
+    Mirrors ``TensorListFromTensor`` (:ref:`tl-create`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h = TensorListFromTensor(tensor=np.arange(6.0).reshape(3, 2), element_shape=-1)
+    >>> TensorListGetItem(input_handle=h, index=1, element_shape=-1, element_dtype=np.float64)
+    array([2., 3.])
+    """
+    es = _shape_input(element_shape, "TensorListFromTensor")
+    t = _value(tensor, "tensor")
+    if t.ndim == 0:
+        raise _messages.error("L10", shape=shape_str(t.shape))
+    if not is_compatible(es, t.shape[1:]):
+        raise _messages.error("L11", element_shape=partial_str(es), shape=shape_str(t.shape[1:]))
+    n = t.shape[0]
+    return _from_rows(t.dtype, es, n, np.arange(n), t)
+
+
+# --------------------------------------------------------------------------- inspecting
+@_op("TensorListLength")
+def TensorListLength(input_handle: Any, name: str | None = None) -> np.int32:  # noqa: N802
+    """Return the number of elements, set or unset (``tf.raw_ops.TensorListLength``).
+
+    Parameters
+    ----------
+    input_handle : TensorListHandle
+        The list.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    length : numpy.int32
+        The length.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``input_handle`` not a scalar (L1) or not a list (L2).
+
+    Notes
+    -----
+    Mirrors ``TensorListLength`` (:ref:`tl-inspect`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h = TensorListReserve(element_shape=-1, num_elements=4, element_dtype=np.int32)
+    >>> TensorListLength(input_handle=h)
+    np.int32(4)
+    """
+    return np.int32(store_of(_list(input_handle, "TensorListLength")).length)
+
+
+@_op("TensorListElementShape")
+def TensorListElementShape(input_handle: Any, shape_type: Any, name: str | None = None) -> np.ndarray:  # noqa: N802
+    """Return the list's element shape as a shape tensor (``tf.raw_ops.TensorListElementShape``).
+
+    Parameters
+    ----------
+    input_handle : TensorListHandle
+        The list.
+    shape_type : numpy dtype, str, tf.DType or int
+        ``int32`` or ``int64``: the result's dtype.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    shape : ndarray of ``shape_type``
+        ``-1`` (0-d) for an unknown rank, else one entry per dimension, ``-1``
+        for an unknown one.  In an int32 result, a dimension beyond int32
+        keeps its low 32 bits, as in TF.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``input_handle`` not a scalar (L1) or not a list (L2).
+    TypeError
+        ``shape_type`` is neither int32 nor int64.
+
+    Notes
+    -----
+    Mirrors ``TensorListElementShape`` (:ref:`tl-inspect`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h = EmptyTensorList(element_shape=[-1, 3], max_num_elements=-1, element_dtype=np.float32)
+    >>> TensorListElementShape(input_handle=h, shape_type=np.int32)
+    array([-1,  3], dtype=int32)
+    """
+    st_type = _shape_type(shape_type)
+    es = store_of(_list(input_handle, "TensorListElementShape")).element_shape
+    if es is None:
+        return np.array(-1, st_type)
+    return np.array([-1 if d is None else d for d in es], np.int64).astype(st_type)
+
+
+def _shape_type(shape_type, argname="shape_type"):
+    dt = as_dtype(shape_type, argname)
+    if dt not in (np.dtype(np.int32), np.dtype(np.int64)):
+        raise TypeError(
+            f"Value for attr '{argname}' of {dt.name} is not in the list of allowed values: int32, int64"
+        )
+    return dt
+
+
+# --------------------------------------------------------------------------- one element
+@_op("TensorListGetItem")
+def TensorListGetItem(  # noqa: N802
+    input_handle: Any, index: Any, element_shape: Any, element_dtype: Any, name: str | None = None
+) -> Any:
+    """Return element ``index`` (``tf.raw_ops.TensorListGetItem``).
+
+    Parameters
+    ----------
+    input_handle : TensorListHandle
+        The list.
+    index : int
+        The element; an array of one element is taken too.
+    element_shape : int or sequence of int, int32/int64 array_like
+        Used only for an unset element: merged with the list's element shape
+        (and, if still not fully defined, with the shapes of the set elements)
+        to give the shape of its zeros.
+    element_dtype : numpy dtype, str, tf.DType or int
+        Must be the list's dtype.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    item : ndarray or object
+        A copy of the element; zeros for an unset element.  For a list of
+        variants, the element itself (the variant zero when unset).
+
+    Raises
+    ------
+    InvalidArgumentError
+        L1, L2; dtype mismatch (L3); ``index`` not of one element
+        (``NT-tl-index``, where TF aborts); out of range (L13); a bad
+        ``element_shape`` (L5, L4, L6), a shape merge error, or an unset
+        element whose shape is not fully defined (L14).
+    ResourceExhaustedError
+        When the zeros cannot be allocated.
+
+    Notes
+    -----
+    Mirrors ``TensorListGetItem`` (:ref:`tl-getitem`).  The list is not changed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h = TensorListReserve(element_shape=[2], num_elements=2, element_dtype=np.float32)
+    >>> TensorListGetItem(input_handle=h, index=0, element_shape=-1, element_dtype=np.float32)
+    array([0., 0.], dtype=float32)
+    """
+    dt = _element_dtype(element_dtype)
+    st = store_of(_list(input_handle, "TensorListGetItem"))
+    _check_dtype(dt, st)
+    idx = _scalar_int(index, "index")
+    if idx.size != 1:
+        raise _messages.error("NT-tl-index", shape=shape_str(idx.shape))
+    i = int(idx.reshape(-1)[0])
+    n = st.length
+    if i < 0 or i >= n:
+        raise _messages.error("L13", index=i, size=n)
+    if st.is_set(i):
+        return st.get(i)
+    m = merge(_shape_input(element_shape), st.element_shape)
+    if not is_fully_defined(m):
+        m = _infer(m, st)
+    if not is_fully_defined(m):
+        raise _messages.error("L14", element_shape=partial_str(m))
+    return _zeros(st.dtype, m)
+
+
+@_op("TensorListSetItem")
+def TensorListSetItem(  # noqa: N802
+    input_handle: Any, index: Any, item: Any, resize_if_index_out_of_bounds: bool = False, name: str | None = None
+) -> TensorListHandle:
+    """Return the list with element ``index`` set to ``item`` (``tf.raw_ops.TensorListSetItem``).
+
+    Parameters
+    ----------
+    input_handle : TensorListHandle
+        The list (unchanged).
+    index : int
+        The element, a scalar.
+    item : array_like
+        The new element, of the list's dtype and compatible with its element
+        shape.
+    resize_if_index_out_of_bounds : bool, optional
+        Grow the list to ``index + 1`` elements (the new ones unset) when
+        ``index`` is past its end (default False).
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    output_handle : TensorListHandle
+        The new list.
+
+    Raises
+    ------
+    InvalidArgumentError
+        L1, L2; dtype mismatch (L3); ``index`` not a scalar (L17); ``item``
+        not compatible with the element shape (L16); out of range (L15, also
+        for a negative index with resize, where TF crashes).
+    ResourceExhaustedError
+        When the storage cannot grow.
+
+    Notes
+    -----
+    Mirrors ``TensorListSetItem`` (:ref:`tl-setitem`).  Costs O(1) (amortized)
+    when ``input_handle`` is not used again (:ref:`tensorlist`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = TensorListReserve(element_shape=-1, num_elements=2, element_dtype=np.int32)
+    >>> b = TensorListSetItem(input_handle=a, index=1, item=[7, 8])
+    >>> TensorListGetItem(input_handle=b, index=1, element_shape=-1, element_dtype=np.int32)
+    array([7, 8], dtype=int32)
+    """
+    h = _list(input_handle, "TensorListSetItem")
+    v = _value(item, "item")
+    st = store_of(h)
+    _check_dtype(v.dtype, st)
+    idx = _scalar_int(index, "index")
+    if idx.ndim:
+        raise _messages.error("L17", shape=shape_str(idx.shape), values=_summarize(idx))
+    i = int(idx)
+    if not is_compatible(st.element_shape, v.shape):
+        raise _messages.error("L16", shape=shape_str(v.shape), element_shape=partial_str(st.element_shape))
+    n = st.length
+    if i < 0 or (i >= n and not resize_if_index_out_of_bounds):
+        raise _messages.error("L15", index=i, size=n)
+    return st.commit(st.set(i, _store(v, st.dtype)))
+
+
+@_op("TensorListPushBack")
+def TensorListPushBack(input_handle: Any, tensor: Any, name: str | None = None) -> TensorListHandle:  # noqa: N802
+    """Return the list with ``tensor`` appended (``tf.raw_ops.TensorListPushBack``).
+
+    Parameters
+    ----------
+    input_handle : TensorListHandle
+        The list (unchanged).
+    tensor : array_like
+        The new last element, of the list's dtype and compatible with its
+        element shape.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    output_handle : TensorListHandle
+        The new list, one element longer.
+
+    Raises
+    ------
+    InvalidArgumentError
+        L1, L2; ``tensor`` not compatible with the element shape (L18); dtype
+        mismatch (L3); the list has ``max_num_elements`` elements (L19).
+    ResourceExhaustedError
+        When the storage cannot grow.
+
+    Notes
+    -----
+    Mirrors ``TensorListPushBack`` (:ref:`tl-pushback`).  Costs O(1)
+    (amortized) when ``input_handle`` is not used again (:ref:`tensorlist`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h = EmptyTensorList(element_shape=-1, max_num_elements=-1, element_dtype=np.float32)
+    >>> for k in range(3):
+    ...     h = TensorListPushBack(input_handle=h, tensor=np.full(2, k, np.float32))
+    >>> TensorListStack(input_handle=h, element_shape=-1, element_dtype=np.float32)
+    array([[0., 0.],
+           [1., 1.],
+           [2., 2.]], dtype=float32)
+    """
+    h = _list(input_handle, "TensorListPushBack")
+    v = _value(tensor, "tensor")
+    st = store_of(h)
+    if not is_compatible(st.element_shape, v.shape):
+        raise _messages.error("L18", shape=shape_str(v.shape), element_shape=partial_str(st.element_shape))
+    _check_dtype(v.dtype, st)
+    n = st.length
+    m = st.max_num_elements
+    if 0 <= m <= n:
+        raise _messages.error("L19", size=n, max_num_elements=m)
+    return st.commit(st.set(n, _store(v, st.dtype)))
+
+
+def _handles(value, argname):
+    """Return a vector (or any array) of list inputs as an object ndarray."""
+    if isinstance(value, np.ndarray):
+        return value
+    if isinstance(value, (list, tuple)):
+        out = np.empty(len(value), object)
+        for k, v in enumerate(value):
+            out[k] = v
+        return out
+    out = np.empty((), object)
+    out[()] = value
+    return out
+
+
+@_op("TensorListPushBackBatch")
+def TensorListPushBackBatch(input_handles: Any, tensor: Any, name: str | None = None) -> np.ndarray:  # noqa: N802
+    """Push row ``b`` of ``tensor`` to list ``b`` of ``input_handles`` (``tf.raw_ops.TensorListPushBackBatch``).
+
+    Parameters
+    ----------
+    input_handles : (B,) object ndarray or sequence of TensorListHandle
+        The lists (unchanged).
+    tensor : array_like of shape (B, ...)
+        The rows to push.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    output_handles : (B,) object ndarray of TensorListHandle
+        The new lists.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``tensor`` a scalar (L22); ``input_handles`` not a vector (L23); the
+        numbers of rows and lists differ (L24); list by list: not a list (L25),
+        a row not compatible with its element shape (L26), another dtype (L27).
+    ResourceExhaustedError
+        When a list's storage cannot grow.
+
+    Notes
+    -----
+    Mirrors ``TensorListPushBackBatch`` (:ref:`tl-pushback`); does not check
+    ``max_num_elements``, as TF does not.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> e = EmptyTensorList(element_shape=-1, max_num_elements=-1, element_dtype=np.int32)
+    >>> out = TensorListPushBackBatch(input_handles=[e, e], tensor=[[1], [2]])
+    >>> [int(TensorListLength(input_handle=h)) for h in out]
+    [1, 1]
+    """
+    t = _value(tensor, "tensor")
+    hs = _handles(input_handles, "input_handles")
+    if t.ndim == 0:
+        raise _messages.error("L22", shape=shape_str(t.shape))
+    if hs.ndim != 1:
+        raise _messages.error("L23", shape=shape_str(hs.shape))
+    if t.shape[0] != hs.shape[0]:
+        raise _messages.error("L24", rows=t.shape[0], size=hs.shape[0])
+    row = t.shape[1:]
+    for b, x in enumerate(hs.tolist()):
+        if not isinstance(x, TensorListHandle):
+            raise _messages.error("L25", index=b, value=str(x))
+        es = x.element_shape
+        if not is_compatible(es, row):
+            raise _messages.error("L26", index=b, shape=shape_str(row), element_shape=partial_str(es))
+        if x.element_dtype != t.dtype:
+            raise _messages.error("L27", index=b, op_dtype=_name(t.dtype), list_dtype=_name(x.element_dtype))
+    out = np.empty(hs.shape[0], object)
+    for b, x in enumerate(hs.tolist()):
+        st = store_of(x)
+        out[b] = st.commit(st.set(st.length, _store(t[b], st.dtype)))
+    return out
+
+
+@_op("TensorListPopBack")
+def TensorListPopBack(  # noqa: N802
+    input_handle: Any, element_shape: Any, element_dtype: Any, name: str | None = None
+) -> TensorListPopBackResult:
+    """Remove the last element (``tf.raw_ops.TensorListPopBack``).
+
+    Parameters
+    ----------
+    input_handle : TensorListHandle
+        The list (unchanged).
+    element_shape : int or sequence of int, int32 array_like
+        Used only when the last element is unset: merged with the list's
+        element shape to give its zeros' shape.
+    element_dtype : numpy dtype, str, tf.DType or int
+        Must be the list's dtype.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    output_handle : TensorListHandle
+        The list without its last element.
+    tensor : ndarray or object
+        The last element (zeros when unset; the object itself for a list of
+        variants).
+
+    Raises
+    ------
+    InvalidArgumentError
+        L1, L2; dtype mismatch (L3); an empty list (L20); for an unset last
+        element, a bad ``element_shape`` (L5, L4, L6), a merge error, or a
+        shape that is not fully defined (L21).
+    ResourceExhaustedError
+        When the zeros cannot be allocated.
+
+    Notes
+    -----
+    Mirrors ``TensorListPopBack`` (:ref:`tl-popback`).  Costs O(1) when
+    ``input_handle`` is not used again.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h = TensorListFromTensor(tensor=np.array([1, 2, 3], np.int32), element_shape=-1)
+    >>> h, last = TensorListPopBack(input_handle=h, element_shape=-1, element_dtype=np.int32)
+    >>> last, TensorListLength(input_handle=h)
+    (array(3, dtype=int32), np.int32(2))
+    """
+    dt = _element_dtype(element_dtype)
+    st = store_of(_list(input_handle, "TensorListPopBack"))
+    _check_dtype(dt, st)
+    n = st.length
+    if n == 0:
+        raise _messages.error("L20")
+    if st.is_set(n - 1):
+        value = st.get(n - 1)
+    else:
+        m = merge(_shape_input(element_shape), st.element_shape)
+        if not is_fully_defined(m):
+            raise _messages.error("L21", element_shape=partial_str(m))
+        value = _zeros(st.dtype, m)
+    return TensorListPopBackResult(st.commit(st.resize(n - 1)), value)
+
+
+@_op("TensorListResize")
+def TensorListResize(input_handle: Any, size: Any, name: str | None = None) -> TensorListHandle:  # noqa: N802
+    """Return the list cut or extended to ``size`` elements (``tf.raw_ops.TensorListResize``).
+
+    Parameters
+    ----------
+    input_handle : TensorListHandle
+        The list (unchanged).
+    size : int
+        The new length, ``>= 0``; added elements are unset.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    output_handle : TensorListHandle
+        The new list (same element shape and ``max_num_elements``, which is
+        not checked).
+
+    Raises
+    ------
+    InvalidArgumentError
+        L1, L2; ``size`` not a scalar (L58) or negative (L59).
+    ResourceExhaustedError
+        When the metadata cannot grow.
+
+    Notes
+    -----
+    Mirrors ``TensorListResize`` (:ref:`tl-resize`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h = TensorListFromTensor(tensor=np.zeros((4, 2)), element_shape=-1)
+    >>> TensorListLength(input_handle=TensorListResize(input_handle=h, size=1))
+    np.int32(1)
+    """
+    st = store_of(_list(input_handle, "TensorListResize"))
+    n = _scalar_int(size, "size")
+    if n.ndim:
+        raise _messages.error("L58")
+    if n < 0:
+        raise _messages.error("L59", size=int(n))
+    return st.commit(st.resize(int(n)))
+
+
+# --------------------------------------------------------------------------- many elements
+@_op("TensorListStack")
+def TensorListStack(  # noqa: N802
+    input_handle: Any, element_shape: Any, element_dtype: Any, num_elements: int = -1, name: str | None = None
+) -> np.ndarray:
+    """Stack all elements on a new first axis (``tf.raw_ops.TensorListStack``).
+
+    Parameters
+    ----------
+    input_handle : TensorListHandle
+        The list.
+    element_shape : int or sequence of int, int32 array_like
+        Merged with the list's element shape (and, when the list's own shape
+        is not fully defined, with the set elements' shapes): the shape of
+        every row, unset elements being zeros of it.
+    element_dtype : numpy dtype, str, tf.DType or int
+        Must be the list's dtype.
+    num_elements : int, optional
+        The expected length, or -1 (default) for any.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    tensor : ndarray of shape ``(length,) + element shape``
+        The elements (an object array for a list of variants).
+
+    Raises
+    ------
+    InvalidArgumentError
+        L1, L2; dtype mismatch (L3); another length (L28); a bad
+        ``element_shape`` (L5, L4, L6) or a merge error; an empty list (L29) or
+        a list of unset elements (L30) whose shape is not fully defined.
+    ResourceExhaustedError
+        When the result cannot be allocated.
+
+    Notes
+    -----
+    Mirrors ``TensorListStack`` (:ref:`tl-stack`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h = TensorListReserve(element_shape=[2], num_elements=2, element_dtype=np.int32)
+    >>> h = TensorListSetItem(input_handle=h, index=1, item=[5, 6])
+    >>> TensorListStack(input_handle=h, element_shape=-1, element_dtype=np.int32)
+    array([[0, 0],
+           [5, 6]], dtype=int32)
+    """
+    dt = _element_dtype(element_dtype)
+    st = store_of(_list(input_handle, "TensorListStack"))
+    _check_dtype(dt, st)
+    n = st.length
+    ne = int(num_elements)
+    if ne != -1 and ne != n:
+        raise _messages.error("L28", num_elements=ne, size=n)
+    m = merge(_shape_input(element_shape), st.element_shape)
+    if n == 0:
+        if not is_fully_defined(m):
+            raise _messages.error("L29", element_shape=partial_str(m))
+        return _zeros(st.dtype, (0, *m)) if st.dtype != VARIANT else np.empty((0, *m), object)
+    if not is_fully_defined(st.element_shape):
+        m = _infer(m, st)
+    if not is_fully_defined(m):
+        raise _messages.error("L30", element_shape=partial_str(m))
+    return st.rows(np.arange(n), m)
+
+
+@_op("TensorListGather")
+def TensorListGather(  # noqa: N802
+    input_handle: Any, indices: Any, element_shape: Any, element_dtype: Any, name: str | None = None
+) -> np.ndarray:
+    """Stack the elements at ``indices`` (``tf.raw_ops.TensorListGather``).
+
+    Parameters
+    ----------
+    input_handle : TensorListHandle
+        The list.
+    indices : array_like of int
+        The elements, read flat, in order, repeats allowed.
+    element_shape : int or sequence of int, int32 array_like
+        As for :func:`TensorListStack` (only the gathered elements count).
+    element_dtype : numpy dtype, str, tf.DType or int
+        Must be the list's dtype.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    values : ndarray of shape ``(indices.size,) + element shape``
+        The elements, unset ones as zeros.
+
+    Raises
+    ------
+    InvalidArgumentError
+        L1, L2; dtype mismatch (L3); a bad ``element_shape`` or a merge error;
+        no indices and a shape that is not fully defined (L31); an index out
+        of range (L32, or L33 when the list's element shape is fully
+        defined); unset elements whose shape is not fully defined (L34).
+    ResourceExhaustedError
+        When the result cannot be allocated.
+
+    Notes
+    -----
+    Mirrors ``TensorListGather`` (:ref:`tl-gather`), including TF's two range
+    messages.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h = TensorListFromTensor(tensor=np.array([10, 20, 30]), element_shape=-1)
+    >>> TensorListGather(input_handle=h, indices=[2, 0, 2], element_shape=-1, element_dtype=np.int64)
+    array([30, 10, 30])
+    """
+    dt = _element_dtype(element_dtype)
+    st = store_of(_list(input_handle, "TensorListGather"))
+    _check_dtype(dt, st)
+    m = merge(_shape_input(element_shape), st.element_shape)
+    idx = _scalar_int(indices, "indices").reshape(-1).astype(np.int64)
+    if idx.size == 0:
+        if not is_fully_defined(m):
+            raise _messages.error("L31", element_shape=partial_str(m))
+        return _zeros(st.dtype, (0, *m)) if st.dtype != VARIANT else np.empty((0, *m), object)
+    n = st.length
+    bad = (idx < 0) | (idx >= n)
+    first_bad = int(np.argmax(bad)) if bad.any() else idx.size
+    if not is_fully_defined(st.element_shape):
+        m = _infer(m, st, idx[:first_bad])
+        if first_bad < idx.size:
+            raise _messages.error("L32", index=int(idx[first_bad]), size=n)
+        if not is_fully_defined(m):
+            raise _messages.error("L34", element_shape=partial_str(m))
+    elif first_bad < idx.size:
+        if math.prod(m):
+            raise _messages.error("L33", index=int(idx[first_bad]), size=n)
+        return _zeros(st.dtype, (idx.size, *m))
+    return st.rows(idx, m)
+
+
+def _scatter_checks(op, tensor, indices, element_shape, num_elements=None):
+    es = _shape_input(element_shape, "TensorListScatter")
+    if num_elements is not None:
+        ne = _scalar_int(num_elements, "num_elements")
+        if ne.ndim:
+            raise _messages.error("L39")
+        if ne < -1:
+            raise _messages.error("L38", num_elements=int(ne))
+        num = int(ne)
+    else:
+        num = -1
+    t = _value(tensor, "tensor")
+    if t.ndim == 0:
+        raise _messages.error("L10", shape=shape_str(t.shape))
+    if not is_compatible(es, t.shape[1:]):
+        raise _messages.error("L11", element_shape=partial_str(es), shape=shape_str(t.shape[1:]))
+    idx = _scalar_int(indices, "indices").reshape(-1).astype(np.int64)
+    if idx.size != t.shape[0]:
+        raise _messages.error("L35", indices=idx.size, rows=t.shape[0])
+    bad = (idx < 0) | ((idx >= num) if num != -1 else False)
+    if np.any(bad):
+        i = int(idx[np.argmax(bad)])
+        if i < 0:
+            raise _messages.error("L36")
+        raise _messages.error("L37", index=i, size=num)
+    length = max(int(idx.max()) + 1 if idx.size else 0, num)
+    return _from_rows(t.dtype, es, length, idx, t)
+
+
+@_op("TensorListScatter")
+def TensorListScatter(tensor: Any, indices: Any, element_shape: Any, name: str | None = None) -> TensorListHandle:  # noqa: N802
+    """Make a list with row ``k`` of ``tensor`` at ``indices[k]`` (``tf.raw_ops.TensorListScatter``).
+
+    Parameters
+    ----------
+    tensor : array_like, at least 1-d
+        The rows; its dtype is the list's.
+    indices : array_like of int, ``>= 0``
+        Where each row goes (read flat); a repeated index keeps the later row.
+    element_shape : int or sequence of int, int32/int64 array_like
+        The list's element shape, compatible with the rows.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    handle : TensorListHandle
+        A list of ``max(indices) + 1`` elements; those no row went to are unset.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``element_shape`` of rank 2 or more (L12) or bad (L4, L6); ``tensor`` a
+        scalar (L10); incompatible rows (L11); as many indices as rows (L35);
+        a negative index (L36).
+    ResourceExhaustedError
+        When the list's storage cannot be allocated.
+
+    Notes
+    -----
+    Mirrors ``TensorListScatter`` (:ref:`tl-scatter`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h = TensorListScatter(tensor=np.array([[1.0], [2.0]]), indices=[2, 0], element_shape=[1])
+    >>> TensorListStack(input_handle=h, element_shape=-1, element_dtype=np.float64)
+    array([[2.],
+           [0.],
+           [1.]])
+    """
+    return _scatter_checks("TensorListScatter", tensor, indices, element_shape)
+
+
+@_op("TensorListScatterV2")
+def TensorListScatterV2(  # noqa: N802
+    tensor: Any, indices: Any, element_shape: Any, num_elements: Any, name: str | None = None
+) -> TensorListHandle:
+    """:func:`TensorListScatter` with a minimum length (``tf.raw_ops.TensorListScatterV2``).
+
+    Parameters
+    ----------
+    tensor : array_like, at least 1-d
+        The rows; its dtype is the list's.
+    indices : array_like of int
+        Where each row goes, ``0 <= index < num_elements`` (when not -1).
+    element_shape : int or sequence of int, int32/int64 array_like
+        The list's element shape.
+    num_elements : int
+        The list's length, or -1 for ``max(indices) + 1``.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    handle : TensorListHandle
+        The new list.
+
+    Raises
+    ------
+    InvalidArgumentError
+        As :func:`TensorListScatter`, and ``num_elements`` not a scalar (L39)
+        or below -1 (L38); an index ``>= num_elements`` (L37).
+    ResourceExhaustedError
+        When the list's storage cannot be allocated.
+
+    Notes
+    -----
+    Mirrors ``TensorListScatterV2`` (:ref:`tl-scatter`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h = TensorListScatterV2(tensor=np.ones((1, 2)), indices=[0], element_shape=-1, num_elements=3)
+    >>> TensorListLength(input_handle=h)
+    np.int32(3)
+    """
+    return _scatter_checks("TensorListScatterV2", tensor, indices, element_shape, num_elements)
+
+
+@_op("TensorListScatterIntoExistingList")
+def TensorListScatterIntoExistingList(  # noqa: N802
+    input_handle: Any, tensor: Any, indices: Any, name: str | None = None
+) -> TensorListHandle:
+    """Return the list with row ``k`` of ``tensor`` at ``indices[k]``.
+
+    Mirrors ``tf.raw_ops.TensorListScatterIntoExistingList``.
+
+    Parameters
+    ----------
+    input_handle : TensorListHandle
+        The list (unchanged).
+    tensor : array_like, at least 1-d
+        The rows, of the list's dtype.
+    indices : (k,) array_like of int, ``>= 0``
+        Where each row goes; past the end, the list grows (unset elements
+        fill the gap); a repeated index keeps the later row.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    output_handle : TensorListHandle
+        The new list.
+
+    Raises
+    ------
+    InvalidArgumentError
+        L1, L2; dtype mismatch (L40); ``tensor`` a scalar (L10); ``indices``
+        not a vector (G2); as many indices as rows (L41); where TF crashes or
+        corrupts the list: a negative index (``NT-tl-scatter-negative``), a
+        row not compatible with a fully defined element shape
+        (``NT-tl-scatter-shape``).
+    ResourceExhaustedError
+        When the storage cannot grow.
+
+    Notes
+    -----
+    Mirrors ``TensorListScatterIntoExistingList`` (:ref:`tl-scatter-existing`);
+    unlike TF, the gap a scatter past the end leaves holds unset elements.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h = TensorListReserve(element_shape=[1], num_elements=1, element_dtype=np.int32)
+    >>> h = TensorListScatterIntoExistingList(input_handle=h, tensor=[[4], [5]], indices=[0, 2])
+    >>> TensorListStack(input_handle=h, element_shape=-1, element_dtype=np.int32)
+    array([[4],
+           [0],
+           [5]], dtype=int32)
+    """
+    h = _list(input_handle, "TensorListScatterIntoExistingList")
+    t = _value(tensor, "tensor")
+    st = store_of(h)
+    if t.dtype != st.dtype:
+        raise _messages.error("L40", tensor_dtype=_name(t.dtype), list_dtype=_name(st.dtype))
+    if t.ndim == 0:
+        raise _messages.error("L10", shape=shape_str(t.shape))
+    idx = _scalar_int(indices, "indices")
+    if idx.ndim != 1:
+        raise _messages.error("G2", shape=shape_str(idx.shape))
+    if idx.size != t.shape[0]:
+        raise _messages.error("L41", indices=idx.size, rows=t.shape[0])
+    es = st.element_shape
+    strict = is_fully_defined(es) and not is_compatible(es, t.shape[1:])
+    for i in idx.tolist():
+        if i < 0:
+            raise _messages.error("NT-tl-scatter-negative")
+        if strict:
+            raise _messages.error("NT-tl-scatter-shape", index=i, shape=shape_str(t.shape[1:]), element_shape=partial_str(es))  # noqa: E501
+    entries = [st.set(i, _store(t[k], st.dtype)) for k, i in enumerate(idx.tolist())]
+    return st.commit((entries,))
+
+
+def _concat(op, input_handle, element_dtype, es_in, leading, v2):
+    dt = _element_dtype(element_dtype)
+    st = store_of(_list(input_handle, op))
+    _check_dtype(dt, st)
+    if v2:
+        m = merge(_shape_input(es_in), st.element_shape)
+        if m is not None and len(m) == 0:
+            raise _messages.error("L42")
+        d = m[0] if m is not None else None
+        rest = m[1:] if m is not None else None
+    else:
+        attr = as_partial(es_in, attr=True)
+        d = None
+        rest = attr[1:] if attr is not None else None
+    n = st.length
+    result = TensorListConcatV2Result if v2 else TensorListConcatResult
+    if n == 0:
+        if not is_fully_defined(rest):
+            raise _messages.error("L43", element_shape=partial_str(rest))
+        return result(_zeros(st.dtype, (0, *rest)) if st.dtype != VARIANT else np.empty((0, *rest), object), np.zeros(0, np.int64))  # noqa: E501
+    if not is_fully_defined(st.element_shape):
+        dims0 = set()
+        for i, shape in st.set_shapes():
+            if not shape:
+                raise _messages.error("L44", index=i)
+            rest = merge(rest, shape[1:])
+            if v2 and d is not None and shape[0] != d:
+                raise _messages.error("L45", index=i, expected=d, actual=shape[0])
+            dims0.add(shape[0])
+        if d is None and len(dims0) == 1:
+            d = next(iter(dims0))
+    if not is_fully_defined(rest):
+        raise _messages.error("L46", element_shape=partial_str(rest))
+    lengths = st.first_dims()
+    unset = np.flatnonzero(~st.set_mask())
+    if unset.size:
+        if v2:
+            ld = _scalar_int(leading, "leading_dims", np.int64)
+            nld = ld.size
+            read = unset[unset < nld]
+            if read.size and ld.ndim != 1:
+                raise _messages.error("NT-tl-leading-vector", shape=shape_str(ld.shape))
+            rest_u = unset[unset >= nld]
+            if rest_u.size and d is None:
+                raise _messages.error("L48", index=int(rest_u[0]), leading=nld)
+            if read.size:
+                lengths[read] = ld.reshape(-1)[read]
+            lengths[rest_u] = -1 if d is None else d
+            neg = lengths[read] < 0
+            if neg.any():
+                raise _messages.error("NT-tl-leading-negative", value=int(lengths[read][np.argmax(neg)]))
+        else:
+            if d is None:
+                raise _messages.error("L47")
+            lengths[unset] = d
+    out = st.concat_rows(np.arange(n), lengths, rest)
+    return result(out, lengths.astype(np.int64))
+
+
+@_op("TensorListConcat")
+def TensorListConcat(  # noqa: N802
+    input_handle: Any, element_dtype: Any, element_shape: Any = None, name: str | None = None
+) -> TensorListConcatResult:
+    """Join the elements along their first axis (``tf.raw_ops.TensorListConcat``).
+
+    Parameters
+    ----------
+    input_handle : TensorListHandle
+        The list; its set elements are at least vectors.
+    element_dtype : numpy dtype, str, tf.DType or int
+        Must be the list's dtype.
+    element_shape : shape attribute, optional
+        Its dimensions after the first give the shape every element must have
+        after its first dimension (default: unknown rank); its first
+        dimension is not used.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    tensor : ndarray
+        The elements joined.
+    lengths : (length,) int64 ndarray
+        Each element's first dimension.
+
+    Raises
+    ------
+    InvalidArgumentError
+        L1, L2; L3; L43, L44, a merge error, L46, and L47 for an unset element
+        whose first dimension cannot be inferred.
+    ResourceExhaustedError
+        When the result cannot be allocated.
+
+    Notes
+    -----
+    Mirrors ``TensorListConcat`` (:ref:`tl-concat`), including TF's L46 for a
+    list whose element shape is fully defined when the attribute is not given.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h = TensorListSplit(tensor=np.arange(5.0), element_shape=-1, lengths=[2, 3])
+    >>> TensorListConcat(input_handle=h, element_dtype=np.float64, element_shape=[-1])
+    TensorListConcat(tensor=array([0., 1., 2., 3., 4.]), lengths=array([2, 3]))
+    """
+    return _concat("TensorListConcat", input_handle, element_dtype, element_shape, None, False)
+
+
+@_op("TensorListConcatV2")
+def TensorListConcatV2(  # noqa: N802
+    input_handle: Any, element_shape: Any, leading_dims: Any, element_dtype: Any, name: str | None = None
+) -> TensorListConcatV2Result:
+    """Join the elements along their first axis (``tf.raw_ops.TensorListConcatV2``).
+
+    Parameters
+    ----------
+    input_handle : TensorListHandle
+        The list.
+    element_shape : int or sequence of int, int32/int64 array_like
+        Merged with the list's element shape: its first dimension is the
+        length of unset elements, the rest the shape after every element's
+        first dimension.
+    leading_dims : (k,) int64 array_like
+        The first dimension of unset element ``i`` when ``i < k``.
+    element_dtype : numpy dtype, str, tf.DType or int
+        Must be the list's dtype.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    tensor : ndarray
+        The elements joined (unset ones as zeros).
+    lengths : (length,) int64 ndarray
+        Each element's first dimension.
+
+    Raises
+    ------
+    InvalidArgumentError
+        L1, L2; L3; a merge error; scalars (L42, L44); L43; L45; L46; L48;
+        where TF aborts: a negative ``leading_dims`` entry read
+        (``NT-tl-leading-negative``), or one read from a ``leading_dims`` that
+        is not a vector (``NT-tl-leading-vector``).
+    ResourceExhaustedError
+        When the result cannot be allocated.
+
+    Notes
+    -----
+    Mirrors ``TensorListConcatV2`` (:ref:`tl-concat`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h = TensorListReserve(element_shape=[-1, 2], num_elements=2, element_dtype=np.float32)
+    >>> h = TensorListSetItem(input_handle=h, index=0, item=np.ones((1, 2), np.float32))
+    >>> t, lengths = TensorListConcatV2(input_handle=h, element_shape=[-1, 2], leading_dims=[0, 2],
+    ...                                 element_dtype=np.float32)
+    >>> t.shape, lengths
+    ((3, 2), array([1, 2]))
+    """
+    return _concat("TensorListConcatV2", input_handle, element_dtype, element_shape, leading_dims, True)
+
+
+def _position(x):
+    return x if isinstance(x, TensorListHandle) else None
+
+
+@_op("TensorListConcatLists")
+def TensorListConcatLists(input_a: Any, input_b: Any, element_dtype: Any, name: str | None = None) -> Any:  # noqa: N802
+    """Join two lists, or two arrays of lists position by position (``tf.raw_ops.TensorListConcatLists``).
+
+    Parameters
+    ----------
+    input_a, input_b : TensorListHandle or object ndarray of them
+        The lists (unchanged), of the same shape.
+    element_dtype : numpy dtype, str, tf.DType or int
+        The dtype of every list.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    output : TensorListHandle or object ndarray of them
+        ``input_a``'s elements followed by ``input_b``'s, with ``input_a``'s
+        element shape and ``max_num_elements``.
+
+    Raises
+    ------
+    InvalidArgumentError
+        Different shapes (L49); position by position: not a list (L50), another
+        dtype (L51), element shapes that are not identical (L52).
+    ResourceExhaustedError
+        When a list's storage cannot grow.
+
+    Notes
+    -----
+    Mirrors ``TensorListConcatLists`` (:ref:`tl-concatlists`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> a = TensorListFromTensor(tensor=np.array([1, 2]), element_shape=-1)
+    >>> c = TensorListConcatLists(input_a=a, input_b=a, element_dtype=np.int64)
+    >>> TensorListStack(input_handle=c, element_shape=-1, element_dtype=np.int64)
+    array([1, 2, 1, 2])
+    """
+    dt = _element_dtype(element_dtype)
+    a = _handles(input_a, "input_a")
+    b = _handles(input_b, "input_b")
+    if a.shape != b.shape:
+        raise _messages.error("L49", shape=shape_str(a.shape), other_shape=shape_str(b.shape))
+    fa, fb = a.reshape(-1).tolist(), b.reshape(-1).tolist()
+    for i, (x, y) in enumerate(zip(fa, fb, strict=True)):
+        for letter, v in (("a", x), ("b", y)):
+            if not isinstance(v, TensorListHandle):
+                raise _messages.error("L50", input=letter, index=i, value=str(v))
+        for letter, v in (("a", x), ("b", y)):
+            if v.element_dtype != dt:
+                raise _messages.error("L51", input=letter, index=i, list_dtype=_name(v.element_dtype), element_dtype=_name(dt))  # noqa: E501
+        if x.element_shape != y.element_shape:
+            raise _messages.error("L52", index=i, element_shape=partial_str(x.element_shape), other_shape=partial_str(y.element_shape))  # noqa: E501
+    out = []
+    for x, y in zip(fa, fb, strict=True):
+        sb = store_of(y)
+        nb = sb.length
+        items = [(j, sb.get(j)) for j in range(nb) if sb.is_set(j)]
+        sa = store_of(x)
+        na = sa.length
+        entries = [sa.resize(na + nb)]
+        entries += [sa.set(na + j, v) for j, v in items]
+        out.append(sa.commit((entries,)))
+    if a.ndim == 0:
+        return out[0]
+    res = np.empty(len(out), object)
+    for k, v in enumerate(out):
+        res[k] = v
+    return res.reshape(a.shape)
+
+
+@_op("TensorListSplit")
+def TensorListSplit(tensor: Any, element_shape: Any, lengths: Any, name: str | None = None) -> TensorListHandle:  # noqa: N802
+    """Cut ``tensor`` along its first axis into a list of pieces (``tf.raw_ops.TensorListSplit``).
+
+    Parameters
+    ----------
+    tensor : array_like, at least 1-d
+        The values; its dtype is the list's.
+    element_shape : int or sequence of int, int32/int64 array_like
+        The list's element shape, of rank >= 1 (or unknown), its dimensions
+        after the first compatible with ``tensor.shape[1:]``.
+    lengths : (k,) int64 array_like
+        The rows of each piece, ``>= 0``, adding up to ``tensor.shape[0]``.
+    name : str, optional
+        Ignored.
+
+    Returns
+    -------
+    handle : TensorListHandle
+        A list of ``k`` elements.
+
+    Raises
+    ------
+    InvalidArgumentError
+        A bad ``element_shape`` (L5, L4, L6) or a scalar one (L53); ``tensor`` a
+        scalar (L10); incompatible (L54); ``lengths`` not a vector (P1), with a
+        negative value (L55), past the rows (L56) or leaving rows unused
+        (L57); where TF corrupts the list: a piece that contradicts a fully
+        defined element shape (``NT-tl-split-shape``).
+    ResourceExhaustedError
+        When the list's storage cannot be allocated.
+
+    Notes
+    -----
+    Mirrors ``TensorListSplit`` (:ref:`tl-split`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h = TensorListSplit(tensor=np.arange(3), element_shape=-1, lengths=[1, 2])
+    >>> TensorListGetItem(input_handle=h, index=1, element_shape=-1, element_dtype=np.int64)
+    array([1, 2])
+    """
+    es = _shape_input(element_shape)
+    if es is not None and len(es) == 0:
+        raise _messages.error("L53", element_shape=partial_str(es))
+    t = _value(tensor, "tensor")
+    if t.ndim == 0:
+        raise _messages.error("L10", shape=shape_str(t.shape))
+    if es is not None and not is_compatible(es[1:], t.shape[1:]):
+        raise _messages.error("L54", shape=shape_str(t.shape), element_shape=partial_str(es))
+    lens = _scalar_int(lengths, "lengths", np.int64)
+    if lens.ndim != 1:
+        raise _messages.error("P1", shape=shape_str(lens.shape))
+    rows = t.shape[0]
+    end = 0
+    for length in lens.tolist():
+        if length < 0:
+            raise _messages.error("L55", length=length)
+        if end + length > rows:
+            raise _messages.error("L56", start=end, end=end + length, rows=rows)
+        end += length
+    if end < rows:
+        raise _messages.error("L57", rows=rows, used=end)
+    if is_fully_defined(es):
+        for k, length in enumerate(lens.tolist()):
+            if length != es[0]:
+                raise _messages.error("NT-tl-split-shape", shape=shape_str((length, *t.shape[1:])), index=k, element_shape=partial_str(es))  # noqa: E501
+    if t.dtype == VARIANT:
+        starts = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
+        items = [t[starts[k] : starts[k + 1]].copy() for k in range(lens.size)]
+        return ObjectStore(es, -1, items).handle()
+    return NumericStore.from_pieces(t.dtype, es, -1, t, lens).handle()
+
+
+# --------------------------------------------------------------------------- ZerosLike and AddN on lists
+_TYPE_NAMES = {VariantZero: "int", TensorListHandle: "tensorflow::TensorList"}
+
+
+def _variant_scalar(x, code, k=0):
+    """Unwrap a 0-d object array; a larger one raises ``code`` (L60, L62)."""
+    if isinstance(x, np.ndarray) and x.dtype == object:
+        if x.ndim:
+            raise _messages.error("L60") if code == "L60" else _messages.error("L62", index=k, shape=shape_str(x.shape))
+        return x[()]
+    return x
+
+
+def _zeros_like_value(x):
+    if isinstance(x, VariantZero):
+        return x
+    if not isinstance(x, TensorListHandle):
+        raise _messages.error("L2", value=str(x))
+    st = store_of(x)
+    if st.dtype == VARIANT:
+        items = [v if v is _UNSET or not isinstance(v, (TensorListHandle, VariantZero)) else _zeros_like_value(v) for v in st.items]  # noqa: E501
+        return ObjectStore(st.element_shape, -1, items).handle()
+    return st.zeros_like().handle()
+
+
+@_op("ZerosLike")
+def zeros_like(x):
+    """``ZerosLike`` of a list (TF's ``TensorListZerosLike``); see :func:`numba_ta.gradients.tensor_list_zeros_like`."""
+    return _zeros_like_value(_variant_scalar(x, "L60"))
+
+
+def _sum(va, vb):
+    """Return the sum of two set elements of one list position (L66, L67)."""
+    if va.shape != vb.shape:
+        raise _messages.error("L66", shape=shape_str(va.shape), other_shape=shape_str(vb.shape))
+    if va.dtype == np.bool_:
+        raise _messages.error("L67", enum=10)
+    out = np.empty_like(va)
+    with np.errstate(all="ignore"):
+        np.add(va, vb, out=out)
+    return out
+
+
+def _add_values(a, b):
+    """Return ``a + b`` for two list values (TF's ``TensorListBinaryAdd``; L63 to L68)."""
+    za, zb = isinstance(a, VariantZero), isinstance(b, VariantZero)
+    if za or zb:
+        if za and zb:
+            return a
+        raise _messages.error("L68", type_name=_TYPE_NAMES.get(type(a), type(a).__name__), other_type_name=_TYPE_NAMES.get(type(b), type(b).__name__))  # noqa: E501
+    for v in (a, b):
+        if not isinstance(v, TensorListHandle):
+            raise _messages.error("L2", value=str(v))
+    sa, sb = store_of(a), store_of(b)
+    if sa.dtype != sb.dtype:
+        raise _messages.error("L63", dtype=_name(sa.dtype), other_dtype=_name(sb.dtype))
+    if not is_compatible(sa.element_shape, sb.element_shape):
+        raise _messages.error("L64", element_shape=partial_str(sa.element_shape), other_shape=partial_str(sb.element_shape))  # noqa: E501
+    n = sa.length
+    if sb.length != n:
+        raise _messages.error("L65", size=n, other_size=sb.length)
+    es = merge(sa.element_shape, sb.element_shape)
+    if sa.dtype == VARIANT:
+        items = []
+        for va, vb in zip(sa.items, sb.items, strict=True):
+            items.append(vb if va is _UNSET else va if vb is _UNSET else _add_values(va, vb))
+        return ObjectStore(es, -1, items).handle()
+    ma, mb = sa.set_mask(), sb.set_mask()
+    shapes_a, shapes_b = sa.set_shapes(), sb.set_shapes()
+    if n and ma.all() and mb.all() and len(shapes_a) == 1 and shapes_a == shapes_b and sa.dtype != np.bool_:
+        shape = shapes_a[0][1]
+        both = _sum(sa.rows(np.arange(n), shape), sb.rows(np.arange(n), shape))
+        return NumericStore.from_rows(sa.dtype, es, -1, n, np.arange(n), both).handle()
+    out = new_store(sa.dtype, es, -1, n)
+    for i in np.flatnonzero(ma | mb).tolist():
+        if not ma[i]:
+            v = sb.get(i)
+        elif not mb[i]:
+            v = sa.get(i)
+        else:
+            v = _sum(sa.get(i), sb.get(i))
+        out.set(i, v)
+    out.log.clear()
+    return out.handle()
+
+
+@_op("AddN")
+def add_n(inputs):
+    """``AddN`` of lists (TF's ``TensorListBinaryAdd``, folded); see :func:`numba_ta.gradients.tensor_list_add_n`."""
+    values = [_variant_scalar(x, "L62", k) for k, x in enumerate(inputs)]
+    if not values:
+        raise ValueError("AddN needs at least one input")
+    a = values[0]
+    for b in values[1:]:
+        a = _add_values(a, b)
+    return a

@@ -1,0 +1,646 @@
+"""TensorList values: the list handle, its storage on the engine's struct, and copy-on-write versions.
+
+A TensorList is a value (TensorFlow 2's variant tensor holding a ``TensorList``):
+every op returns a new list and leaves its input as it was.  TensorFlow makes that
+cheap by forwarding an input's buffer when nothing else refers to it; a Python
+caller always still holds its input while the op runs (``l = op(l)`` rebinds ``l``
+only after the call), so numba_ta cannot know at that moment whether the input
+will be used again.  It uses *versions* instead (Baker's shallow binding):
+
+* One storage holds the newest version of a lineage of lists, and an undo log.
+  A :class:`TensorListHandle` is ``(storage, version)``.
+* An op on the newest version changes the storage in place (no copy), appends to
+  the log how to undo the change, and returns a handle of the next version.  The
+  input handle is then *stale*: it still means the list it meant.
+* Using a stale handle *materializes* it: the storage is copied and the log
+  undone back to its version, into a storage of its own (O(size)).  Using it is
+  the only thing that costs: ``l = op(l)`` loops never do.
+* A handle that is freed tells its storage; log entries that no living handle
+  can need any more are dropped, so a loop that drops its old handles keeps a
+  log of a few entries.
+
+So a loop of ``n`` pushes, sets or pops on a list that only the loop holds costs
+O(n) in total, while an input list that is still referenced never changes.
+
+Numeric lists keep their elements in the engine's struct (:mod:`numba_ta._engine`,
+``tl_set``/``tl_resize``): one flat buffer, dense rows while the elements share a
+shape (element ``i`` is row ``i``), ragged runs otherwise; ``SIZE`` is the list's
+length, a set element has the state ``WRITTEN | DATA`` and an unset one 0.  Lists
+of variants (``element_dtype=variant``) hold their elements, any Python objects,
+by reference in a Python list.
+
+The list's dtype, element shape and ``max_num_elements`` never change along a
+lineage (every op that returns a changed list keeps them), so they belong to the
+storage.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+
+import numpy as np
+
+from . import _config, _kernels
+from . import _engine as E
+from ._engine import CAP, GEN, ITEMSIZE, LAYOUT, NSHAPES, SIZE, USED, WIDTH
+from ._storage import DENSE_FACTOR, DENSE_SLACK_BYTES, _new, _oom, shape_table
+
+VARIANT = np.dtype(object)
+"""The dtype numba_ta uses for TensorFlow's ``variant`` (lists of lists, or of any objects)."""
+
+_W, _D = 1, 8
+_SET = _W | _D
+_DENSE, _RAGGED = E._DENSE, E._RAGGED
+_NO_I64 = np.zeros(0, np.int64)
+
+
+class VariantZero:
+    """TensorFlow's variant zero: a variant scalar holding the integer 0, not a list.
+
+    It is what an unset element of a list of lists reads as (``TensorListGetItem``,
+    ``TensorListStack`` ...).  Every list op refuses it as an input with TF's
+    ``Input handle is not a list. Saw: 'Variant<type: int value: 0>'``.  There is one,
+    :data:`numba_ta.VARIANT_ZERO`.
+
+    Examples
+    --------
+    >>> import numba_ta
+    >>> str(numba_ta.VARIANT_ZERO)
+    'Variant<type: int value: 0>'
+    """
+
+    __slots__ = ()
+    _instance: VariantZero | None = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self):
+        return "Variant<type: int value: 0>"
+
+    __str__ = __repr__
+
+    def __reduce__(self):
+        return (VariantZero, ())
+
+
+VARIANT_ZERO = VariantZero()
+
+
+class _Unset:
+    """The element of a variant list that holds nothing."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<unset>"
+
+
+_UNSET = _Unset()
+
+
+# --------------------------------------------------------------------------- the handle
+class TensorListHandle:
+    """An immutable TensorList value (TF's variant scalar holding a ``TensorList``).
+
+    Made and consumed by the TensorList ops of :mod:`numba_ta.raw_ops`
+    (``EmptyTensorList``, ``TensorListPushBack`` ...); opaque otherwise.  Each
+    op returns a new handle and leaves its input as it was (TF's value
+    semantics), at no copying cost when the input is not used again (see
+    :ref:`tensorlist`).
+
+    Attributes
+    ----------
+    element_dtype : numpy.dtype
+        The elements' dtype (``object`` for a list of variants).
+    element_shape : tuple of (int or None), or None
+        The list's element shape (None: unknown rank; None entries: unknown
+        dimensions), as ``TensorListElementShape`` returns it.
+    max_num_elements : int
+        The size limit of ``TensorListPushBack`` (-1: none).
+
+    Notes
+    -----
+    ``len(handle)`` is ``TensorListLength``.  Handles are not thread-safe:
+    two threads may use different lists, not the same lineage of one list.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from numba_ta import raw_ops
+    >>> a = raw_ops.EmptyTensorList(element_shape=[2], max_num_elements=-1, element_dtype=np.float32)
+    >>> b = raw_ops.TensorListPushBack(input_handle=a, tensor=np.ones(2, np.float32))
+    >>> len(a), len(b)
+    (0, 1)
+    >>> b
+    TensorListHandle(float, [2], 1 element)
+    """
+
+    __slots__ = ("_st", "_v", "__weakref__")
+
+    def __init__(self, store, version):
+        self._st = store
+        self._v = version
+        alive = store.alive
+        alive[version] = alive.get(version, 0) + 1
+
+    def __del__(self):
+        try:
+            self._st.forget(self._v)
+        except Exception:  # noqa: BLE001 - interpreter shutdown: nothing left to tidy
+            pass
+
+    @property
+    def element_dtype(self):
+        return self._st.dtype
+
+    @property
+    def element_shape(self):
+        return self._st.element_shape
+
+    @property
+    def max_num_elements(self):
+        return self._st.max_num_elements
+
+    def __len__(self):
+        return store_of(self).length
+
+    def __repr__(self):
+        st = self._st
+        n = len(self)
+        es = "<unknown>" if st.element_shape is None else "[" + ",".join("?" if d is None else str(d) for d in st.element_shape) + "]"  # noqa: E501
+        return f"TensorListHandle({dtype_name(st.dtype)}, {es}, {n} element{'' if n == 1 else 's'})"
+
+    def __reduce__(self):
+        st = store_of(self)
+        n = st.length
+        items = [st.get(i) if st.is_set(i) else _UNSET for i in range(n)]
+        return (_rebuild, (st.dtype, st.element_shape, st.max_num_elements, items))
+
+    def __copy__(self):
+        return self  # immutable
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+def _rebuild(dtype, element_shape, max_num_elements, items):
+    """Unpickle a :class:`TensorListHandle`."""
+    st = new_store(dtype, element_shape, max_num_elements, len(items))
+    for i, v in enumerate(items):
+        if v is not _UNSET:
+            st.set(i, v)
+    st.log.clear()
+    return st.handle()
+
+
+def dtype_name(dtype):
+    """TF's name of a list's dtype (``float``, ``int32``, ``variant``)."""
+    from ._dtypes import tf_name
+
+    return "variant" if dtype == VARIANT else tf_name(dtype)
+
+
+def store_of(h):
+    """Return the storage holding ``h``'s version, materializing a stale handle first (the newest is in place)."""
+    st = h._st
+    if h._v != st.ver:
+        st = st.materialize(h)
+    return st
+
+
+# --------------------------------------------------------------------------- storage
+class _Store:
+    """What both kinds of storage share: the constants of the lineage, the versions and the undo log."""
+
+    def __init__(self, dtype, element_shape, max_num_elements):
+        self.dtype = dtype
+        self.element_shape = element_shape
+        self.max_num_elements = max_num_elements
+        self.ver = 0  # the newest version (the one the storage holds)
+        self.base = 0  # the version the first log entry undoes to
+        self.log = deque()  # log[k] undoes version base + k + 1 into base + k
+        self.alive = {}  # version -> live handles
+
+    def handle(self):
+        """Return a new handle of the newest version."""
+        return TensorListHandle(self, self.ver)
+
+    def commit(self, undo):
+        """Record an in-place change (``undo`` undoes it) and return the handle of the new version."""
+        self.log.append(undo)
+        self.ver += 1
+        return TensorListHandle(self, self.ver)
+
+    def forget(self, version):
+        """Note that a handle of ``version`` was freed; drop the log entries no living handle needs."""
+        alive = self.alive
+        left = alive[version] - 1
+        if left:
+            alive[version] = left
+            return
+        del alive[version]
+        if version == self.base:
+            log = self.log
+            while self.base < self.ver and self.base not in alive:
+                log.popleft()
+                self.base += 1
+
+    def materialize(self, h):
+        """Give the stale handle ``h`` a storage of its own holding its version; return it."""
+        v = h._v
+        copy = self.copy()
+        for k in range(self.ver - 1 - self.base, v - 1 - self.base, -1):
+            copy.undo(self.log[k])
+        copy.alive[0] = 1
+        h._st, h._v = copy, 0
+        self.forget(v)
+        return copy
+
+
+class NumericStore(_Store):
+    """A numeric list's storage: the engine's struct and numpy views of it."""
+
+    def __init__(self, dtype, element_shape, max_num_elements, s=None, capacity=0):
+        super().__init__(dtype, element_shape, max_num_elements)
+        if s is None:
+            h = E.header(dtype, DENSE_SLACK_BYTES, DENSE_FACTOR, _config.PARALLEL_MIN_ELEMENTS)
+            h[CAP] = capacity
+            meta = [_new(capacity, t, zeros=True) for t in (np.uint8, np.int32, np.int64)]
+            s = E.new_state(np.empty(0, np.uint8), *meta, h, *shape_table([]), _NO_I64, _NO_I64, "TensorList")
+        self._s = s
+        self._gen = -1
+        self._shapes = []
+        self._refresh()
+
+    def _refresh(self):
+        """Rebuild the views of the struct's buffers and the shape table (after ``hdr[GEN]`` changed)."""
+        raw, state, shape_id, offsets, hdr, dims, starts, items = E.fields_of(self._s)[:8]
+        n = hdr[NSHAPES]
+        shapes = self._shapes
+        if len(shapes) != n:
+            b = starts[: n + 1].tolist()
+            flat = dims.tolist()
+            shapes = shapes + [tuple(flat[b[k] : b[k + 1]]) for k in range(len(shapes), n)]
+        self._raw, self._data, self._state, self._sid, self._off, self._hdr, self._items, self._shapes = (
+            raw, raw.view(self.dtype), state, shape_id, offsets, hdr, items, shapes,
+        )  # fmt: skip
+        self._gen = int(hdr[GEN])
+
+    def _views(self):
+        if self._hdr[GEN] != self._gen:
+            self._refresh()
+
+    # ------------------------------------------------------------------ reading
+    @property
+    def length(self):
+        return int(self._hdr[SIZE])
+
+    def is_set(self, i):
+        self._views()
+        return bool(self._state[i] & _W)
+
+    def shape_of(self, i):
+        self._views()
+        return self._shapes[self._sid[i]]
+
+    def get(self, i):
+        """Return a copy of the set element ``i``."""
+        self._views()
+        shape = self._shapes[self._sid[i]]
+        n = self._items[self._sid[i]]
+        o = self._off[i]
+        return self._data[o : o + n].reshape(shape).copy()
+
+    def set_shapes(self, idx=None):
+        """``[(position, shape)]``: the distinct shapes of the set elements of ``idx`` (default: all), in order.
+
+        Each shape comes with the position (in ``idx``) of the first element that has it.
+        """
+        self._views()
+        n = self.length
+        if idx is None:
+            state, sid = self._state[:n], self._sid[:n]
+        else:
+            state, sid = self._state[idx], self._sid[idx]
+        pos = np.flatnonzero(state & _W)
+        if not pos.size:
+            return []
+        u, first = np.unique(sid[pos], return_index=True)
+        order = np.argsort(first)
+        return [(int(pos[first[k]]), self._shapes[u[k]]) for k in order]
+
+    def set_mask(self):
+        """Boolean array: which elements are set."""
+        self._views()
+        return (self._state[: self.length] & _W) != 0
+
+    def first_dims(self):
+        """Int64 array: each element's first dimension (-1 for an unset or scalar element)."""
+        self._views()
+        n = self.length
+        d0 = np.array([sh[0] if sh else -1 for sh in self._shapes] or [-1], np.int64)
+        out = d0[self._sid[:n]]
+        out[(self._state[:n] & _W) == 0] = -1
+        return out
+
+    def unset_count(self, idx):
+        return int(np.count_nonzero((self._state[idx] & _W) == 0))
+
+    def rows(self, idx, shape):
+        """Return the elements ``idx`` stacked: ``(len(idx),) + shape``, unset elements as zeros.
+
+        Every set element among them has ``shape`` (the callers checked it).
+        """
+        self._views()
+        m = len(idx)
+        w = math.prod(shape)
+        out = _new((m, *shape), self.dtype)
+        if not out.size:
+            return out
+        set_ = (self._state[idx] & _W) != 0
+        src = np.where(set_, self._off[idx], -1)
+        if self._hdr[LAYOUT] == _DENSE and self._hdr[WIDTH] == w and set_.all() and (src == np.asarray(idx) * w).all() and np.array_equal(idx, np.arange(m)):  # noqa: E501
+            np.copyto(out.reshape(-1), self._data[: m * w])
+            return out
+        sizes = np.full(m, w, np.int64)
+        self._segments(src, sizes, out)
+        return out
+
+    def _segments(self, src, sizes, out):
+        """Copy element runs (item offsets ``src``, -1: zeros; ``sizes`` items each) into ``out`` in order."""
+        oo = np.zeros(src.size, np.int64)
+        np.cumsum(sizes[:-1], out=oo[1:])
+        flat = out.reshape(-1)
+        data = self._data if self._data.size else np.zeros(1, self.dtype)
+        kern = _kernels._gather_segments_par if flat.size >= _config.PARALLEL_MIN_ELEMENTS and src.size > 1 else _kernels._gather_segments  # noqa: E501
+        from ._storage import _copy_view
+
+        kern(_copy_view(data), src.astype(np.int64), sizes, oo, _copy_view(flat))
+
+    def concat_rows(self, idx, lengths, rest):
+        """Join the elements ``idx`` along their first axis: element ``k`` has ``lengths[k]`` rows of ``rest``."""
+        self._views()
+        w = math.prod(rest)
+        total = int(np.sum(lengths)) if len(lengths) else 0
+        out = _new((total, *rest), self.dtype)
+        if not out.size:
+            return out
+        set_ = (self._state[idx] & _W) != 0
+        src = np.where(set_, self._off[idx], -1)
+        self._segments(src, np.asarray(lengths, np.int64) * w, out)
+        return out
+
+    # ------------------------------------------------------------------ changes (the newest version only)
+    def set(self, i, value):
+        """Set element ``i`` (growing the list when ``i >= length``); return the undo entry."""
+        self._views()
+        n = int(self._hdr[SIZE])
+        old = (i, int(self._state[i]), int(self._sid[i]), int(self._off[i])) if i < n else None
+        flat = np.ascontiguousarray(value).reshape(-1).view(np.uint8)
+        st, saved, at = E.py_tl_set(self._s, i, flat, np.array(value.shape, np.int64))
+        if st:
+            raise E.error_of(self._s)
+        return (n, old, saved if at >= 0 else None, at)
+
+    def resize(self, size):
+        """Make the list ``size`` long (cut or unset elements added); return the undo entry."""
+        self._views()
+        n = int(self._hdr[SIZE])
+        cut = None
+        if size < n:
+            cut = (self._state[size:n].copy(), self._sid[size:n].copy(), self._off[size:n].copy())
+        if E.py_tl_resize(self._s, size):
+            raise E.error_of(self._s)
+        return (n, None, None, -1, size, cut)
+
+    def undo(self, entry):
+        """Undo one log entry (on a copy being brought back to an older version)."""
+        self._views()
+        if len(entry) == 6:  # resize
+            n, _, _, _, size, cut = entry
+            if cut is not None:
+                self._state[size:n], self._sid[size:n], self._off[size:n] = cut
+            else:
+                self._state[n:size] &= np.uint8(E._E)
+            self._hdr[SIZE] = n
+            return
+        if entry and isinstance(entry[0], list):  # several entries (one op): undo them last first
+            for e in reversed(entry[0]):
+                self.undo(e)
+            return
+        n, old, saved, at = entry
+        if saved is not None:
+            isz = self._hdr[ITEMSIZE]
+            self._raw[at * isz : at * isz + saved.size] = saved
+        if old is not None:
+            i, bits, sid, off = old
+            self._state[i], self._sid[i], self._off[i] = bits, sid, off
+        cur = int(self._hdr[SIZE])
+        if cur > n:
+            self._state[n:cur] &= np.uint8(E._E)
+        self._hdr[SIZE] = n
+
+    def copy(self):
+        """Return a storage of its own holding the newest version (version 0, no log)."""
+        raw, state, shape_id, offsets, hdr, dims, starts, items, es, ces, name = E.fields_of(self._s)[:11]
+        if hdr[LAYOUT] == _RAGGED:
+            extent = int(hdr[USED])
+        elif hdr[LAYOUT] == _DENSE:
+            nz = np.flatnonzero(state)
+            extent = (int(nz[-1]) + 1) * int(hdr[WIDTH]) if nz.size else 0
+        else:
+            extent = 0
+        isz = int(hdr[ITEMSIZE])
+        extent = min(extent * isz, raw.size)
+        try:
+            data = np.empty(raw.size, np.uint8)
+        except (MemoryError, ValueError):
+            raise _oom((raw.size // isz,), self.dtype) from None
+        data[:extent] = raw[:extent]
+        s = E.new_state(data, state.copy(), shape_id.copy(), offsets.copy(), hdr.copy(), dims.copy(), starts.copy(), items.copy(), es, ces, name)  # noqa: E501
+        return NumericStore(self.dtype, self.element_shape, self.max_num_elements, s)
+
+
+    @classmethod
+    def from_rows(cls, dtype, element_shape, max_num_elements, length, at, values):
+        """Return a list of ``length`` elements: row ``k`` of ``values`` at ``at[k]`` (the last wins), the rest unset.
+
+        ``values`` is an ndarray of ``(len(at),) + shape``.  The elements are laid out
+        dense (element ``i`` is row ``i``); rows no element uses are never written.
+        """
+        shape = values.shape[1:]
+        w = math.prod(shape)
+        isz = values.dtype.itemsize
+        h = E.header(dtype, DENSE_SLACK_BYTES, DENSE_FACTOR, _config.PARALLEL_MIN_ELEMENTS)
+        h[CAP] = h[SIZE] = length
+        state = _new(length, np.uint8, zeros=True)
+        shape_id = _new(length, np.int32, zeros=True)
+        offsets = _new(length, np.int64, zeros=True)
+        at = np.asarray(at, np.int64)
+        if at.size and not np.array_equal(at, np.arange(at.size)):
+            u, first = np.unique(at[::-1], return_index=True)  # each index's last row
+            rows = at.size - 1 - first
+            at = u
+            values = values[rows]
+        if w:
+            if length > (2**63 - 1) // (w * isz):
+                raise _oom((length, *shape), dtype)
+            data = _new(length * w * isz, np.uint8)
+            data.view(dtype).reshape(length, w)[at] = values.reshape(-1, w)
+            h[LAYOUT], h[WIDTH] = _DENSE, w
+            offsets[at] = at * w
+            state[at] = _SET | E._E
+        else:
+            data = np.empty(0, np.uint8)
+            state[at] = _SET
+        h[NSHAPES] = 1
+        s = E.new_state(data, state, shape_id, offsets, h, *shape_table([shape]), _NO_I64, _NO_I64, "TensorList")
+        return cls(dtype, element_shape, max_num_elements, s)
+
+    @classmethod
+    def from_pieces(cls, dtype, element_shape, max_num_elements, tensor, lengths):
+        """Return a list of the pieces of ``tensor`` along its first axis, ``lengths[k]`` rows each (checked)."""
+        rest = tensor.shape[1:]
+        w = math.prod(rest)
+        m = len(lengths)
+        lengths = np.asarray(lengths, np.int64)
+        if m and w and (lengths == lengths[0]).all() and lengths[0]:
+            return cls.from_rows(dtype, element_shape, max_num_elements, m, np.arange(m), tensor.reshape(m, int(lengths[0]), *rest))  # noqa: E501
+        h = E.header(dtype, DENSE_SLACK_BYTES, DENSE_FACTOR, _config.PARALLEL_MIN_ELEMENTS)
+        h[CAP] = h[SIZE] = m
+        state = _new(m, np.uint8, zeros=True)
+        offsets = _new(m, np.int64, zeros=True)
+        u, inv = np.unique(lengths, return_inverse=True)
+        shape_id = inv.astype(np.int32).reshape(-1)
+        items = lengths * w
+        if m:
+            np.cumsum(items[:-1], out=offsets[1:])
+        offsets[items == 0] = 0
+        data = np.ascontiguousarray(tensor).reshape(-1).view(np.uint8).copy()
+        state[:] = _SET
+        if data.size:
+            h[LAYOUT], h[USED] = _RAGGED, data.size // tensor.dtype.itemsize
+        shapes = [(int(k), *rest) for k in u]
+        h[NSHAPES] = len(shapes)
+        s = E.new_state(data, state, shape_id, offsets, h, *shape_table(shapes), _NO_I64, _NO_I64, "TensorList")
+        return cls(dtype, element_shape, max_num_elements, s)
+
+    def zeros_like(self):
+        """Return a new storage: the same elements and element shape, set elements zeros, ``max_num_elements`` -1."""
+        raw, state, shape_id, offsets, hdr, dims, starts, items, es, ces, name = E.fields_of(self._s)[:11]
+        try:
+            data = np.zeros(raw.size, np.uint8)  # lazily zeroed pages
+        except (MemoryError, ValueError):
+            raise _oom((raw.size // int(hdr[ITEMSIZE]),), self.dtype) from None
+        s = E.new_state(data, state.copy(), shape_id.copy(), offsets.copy(), hdr.copy(), dims.copy(), starts.copy(), items.copy(), es, ces, name)  # noqa: E501
+        return NumericStore(self.dtype, self.element_shape, -1, s)
+
+
+class ObjectStore(_Store):
+    """A list of variants: its elements (any Python objects, :data:`_UNSET` for unset) in a Python list."""
+
+    def __init__(self, element_shape, max_num_elements, items=None):
+        super().__init__(VARIANT, element_shape, max_num_elements)
+        self.items = [] if items is None else items
+
+    @property
+    def length(self):
+        return len(self.items)
+
+    def is_set(self, i):
+        return self.items[i] is not _UNSET
+
+    def shape_of(self, i):
+        return ()
+
+    def get(self, i):
+        return self.items[i]
+
+    def set_shapes(self, idx=None):
+        items = self.items if idx is None else [self.items[i] for i in idx]
+        for k, v in enumerate(items):
+            if v is not _UNSET:
+                return [(k, ())]
+        return []
+
+    def set_mask(self):
+        return np.array([v is not _UNSET for v in self.items], bool)
+
+    def first_dims(self):
+        return np.full(len(self.items), -1, np.int64)
+
+    def concat_rows(self, idx, lengths, rest):
+        # only unset elements can be joined (set ones are scalars): variant zeros
+        out = np.empty((int(np.sum(lengths)) if len(lengths) else 0, *rest), object)
+        out.reshape(-1)[:] = [VARIANT_ZERO] * out.size
+        return out
+
+    def unset_count(self, idx):
+        return sum(1 for i in idx if self.items[i] is _UNSET)
+
+    def rows(self, idx, shape):
+        out = np.empty((len(idx), *shape), object)
+        flat = out.reshape(-1) if shape == () else None
+        for k, i in enumerate(idx):
+            v = self.items[i]
+            if flat is not None:
+                flat[k] = VARIANT_ZERO if v is _UNSET else v
+            else:  # pragma: no cover - a variant list's elements are scalars
+                out[k] = VARIANT_ZERO
+        return out
+
+    def set(self, i, value):
+        items = self.items
+        n = len(items)
+        if i >= n:
+            items.extend([_UNSET] * (i + 1 - n))
+            old = None
+        else:
+            old = (i, items[i])
+        items[i] = value
+        return (n, old)
+
+    def resize(self, size):
+        items = self.items
+        n = len(items)
+        cut = items[size:] if size < n else None
+        if size < n:
+            del items[size:]
+        else:
+            items.extend([_UNSET] * (size - n))
+        return (n, cut)
+
+    def undo(self, entry):
+        if entry and isinstance(entry[0], list):
+            for e in reversed(entry[0]):
+                self.undo(e)
+            return
+        n, old = entry
+        items = self.items
+        if isinstance(old, list):  # a cut: put the elements back
+            del items[n - len(old) :]
+            items.extend(old)
+            return
+        if old is not None:
+            items[old[0]] = old[1]
+        del items[n:]
+        if len(items) < n:
+            items.extend([_UNSET] * (n - len(items)))
+
+    def copy(self):
+        return ObjectStore(self.element_shape, self.max_num_elements, list(self.items))
+
+
+def new_store(dtype, element_shape, max_num_elements, length=0):
+    """Return a new storage of ``length`` unset elements (version 0)."""
+    if dtype == VARIANT:
+        return ObjectStore(element_shape, max_num_elements, [_UNSET] * length)
+    st = NumericStore(dtype, element_shape, max_num_elements, capacity=length)
+    if length:
+        st._hdr[SIZE] = length
+    return st
+
