@@ -46,6 +46,8 @@ _TF_ENUM_UNSUPPORTED = {
 # (an int key also answers True, 1.0 and np.int64(1), as ``tf.as_dtype`` does)
 _BY_KEY = {k: d for d in SUPPORTED_DTYPES for k in (d, d.type, d.name)}
 _BY_KEY.update((k, np.dtype(name)) for k, name in _TF_ENUM.items())
+# TF's spellings that numpy reads otherwise: ``tf.as_dtype("float")`` and ``tf.as_dtype(float)`` are float32
+_BY_KEY.update({"float": np.dtype(np.float32), float: np.dtype(np.float32)})
 
 _TF_NAMES = {
     np.dtype("float16"): "half",
@@ -65,8 +67,9 @@ def as_dtype(dtype, argname="dtype"):
     """Return the numpy dtype for a numpy dtype, a string, a type, a ``tf.DType`` or TF's enum.
 
     The enum is TF's ``DataType`` integer as a GraphDef stores it (1 float32,
-    2 float64, 3 int32, ... 19 float16, 22 uint32, 23 uint64).  Raises
-    ``TypeError`` naming the argument for anything numba_ta does not store.
+    2 float64, 3 int32, ... 19 float16, 22 uint32, 23 uint64).  As in TF,
+    ``"float"`` and Python's ``float`` mean float32.  Raises ``TypeError``
+    naming the argument for anything numba_ta does not store.
     """
     try:
         return _BY_KEY[dtype]

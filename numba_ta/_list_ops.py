@@ -119,6 +119,15 @@ def _value(value, argname):
     return a
 
 
+def _list_dtype(dtype, argname="tensor"):
+    """Return the dtype of a list made of a tensor of ``dtype`` (TypeError: one numba_ta does not store)."""
+    if dtype == VARIANT:
+        return VARIANT
+    if dtype.kind in "US":
+        raise TypeError(f"{argname}: dtype string is not supported by numba_ta (TensorFlow's string lists)")
+    return as_dtype(dtype, argname)
+
+
 def _name(dtype):
     return dtype_name(dtype)
 
@@ -354,6 +363,7 @@ def TensorListReserve(  # noqa: N802
 
 def _from_rows(dt, es, length, at, t):
     """Return a new list of ``length`` elements with row ``k`` of ``t`` at ``at[k]``."""
+    dt = _list_dtype(dt)
     if dt == VARIANT:
         items = [_UNSET] * length
         for k, i in enumerate(np.asarray(at).tolist()):
@@ -1519,7 +1529,7 @@ def TensorListSplit(tensor: Any, element_shape: Any, lengths: Any, name: str | N
         for k, length in enumerate(lens.tolist()):
             if length != es[0]:
                 raise _messages.error("NT-tl-split-shape", shape=shape_str((length, *t.shape[1:])), index=k, element_shape=partial_str(es))  # noqa: E501
-    if t.dtype == VARIANT:
+    if _list_dtype(t.dtype) == VARIANT:
         starts = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
         items = [t[starts[k] : starts[k + 1]].copy() for k in range(lens.size)]
         return ObjectStore(es, -1, items).handle()
