@@ -6,6 +6,9 @@ raw_ops
     The eleven TensorArray V3 ops with ``tf.raw_ops``' signatures.
 TensorArray
     The ``tf.TensorArray`` class with graph-mode (TF1) semantics.
+TF2TensorArray
+    The ``tf.TensorArray`` class as TensorFlow 2 runs it inside ``tf.function``
+    (on the TensorList ops).
 gradients
     TF's gradient rules of the TensorArray ops, for hand-written backward passes.
 errors
@@ -27,6 +30,7 @@ from ._shapes import TensorShape
 from ._tensor_list import VARIANT_ZERO, TensorListHandle
 from ._threads import num_threads
 from .tensor_array import TensorArray
+from .tf2_tensor_array import TF2TensorArray
 
 try:
     __version__ = version("numba_ta")
@@ -35,6 +39,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
 
 __all__ = [
     "VARIANT_ZERO",
+    "TF2TensorArray",
     "TensorArray",
     "TensorListHandle",
     "TensorShape",

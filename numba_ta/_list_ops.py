@@ -629,16 +629,23 @@ def TensorListSetItem(  # noqa: N802
     >>> TensorListGetItem(input_handle=b, index=1, element_shape=-1, element_dtype=np.int32)
     array([7, 8], dtype=int32)
     """
-    h = _list(input_handle, "TensorListSetItem")
-    v = _value(item, "item")
-    st = store_of(h)
+    h = input_handle if type(input_handle) is TensorListHandle else _list(input_handle, "TensorListSetItem")
+    v = item if type(item) is np.ndarray and item.dtype.isnative else _value(item, "item")
+    st = h._st
+    if h._v != st.ver:
+        st = st.materialize(h)
     _check_dtype(v.dtype, st)
-    idx = _scalar_int(index, "index")
-    if idx.ndim:
-        raise _messages.error("L17", shape=shape_str(idx.shape), values=_summarize(idx))
-    i = int(idx)
-    if not is_compatible(st.element_shape, v.shape):
-        raise _messages.error("L16", shape=shape_str(v.shape), element_shape=partial_str(st.element_shape))
+    if type(index) is int and -(2**31) <= index < 2**31:
+        i = index
+    else:
+        idx = _scalar_int(index, "index")
+        if idx.ndim:
+            raise _messages.error("L17", shape=shape_str(idx.shape), values=_summarize(idx))
+        i = int(idx)
+    if v.shape != st.ok_shape:
+        if not is_compatible(st.element_shape, v.shape):
+            raise _messages.error("L16", shape=shape_str(v.shape), element_shape=partial_str(st.element_shape))
+        st.ok_shape = v.shape
     n = st.length
     if i < 0 or (i >= n and not resize_if_index_out_of_bounds):
         raise _messages.error("L15", index=i, size=n)
@@ -688,11 +695,16 @@ def TensorListPushBack(input_handle: Any, tensor: Any, name: str | None = None) 
            [1., 1.],
            [2., 2.]], dtype=float32)
     """
-    h = _list(input_handle, "TensorListPushBack")
-    v = _value(tensor, "tensor")
-    st = store_of(h)
-    if not is_compatible(st.element_shape, v.shape):
-        raise _messages.error("L18", shape=shape_str(v.shape), element_shape=partial_str(st.element_shape))
+    # the common case inlined: a handle and a native ndarray
+    h = input_handle if type(input_handle) is TensorListHandle else _list(input_handle, "TensorListPushBack")
+    v = tensor if type(tensor) is np.ndarray and tensor.dtype.isnative else _value(tensor, "tensor")
+    st = h._st
+    if h._v != st.ver:
+        st = st.materialize(h)
+    if v.shape != st.ok_shape:
+        if not is_compatible(st.element_shape, v.shape):
+            raise _messages.error("L18", shape=shape_str(v.shape), element_shape=partial_str(st.element_shape))
+        st.ok_shape = v.shape
     _check_dtype(v.dtype, st)
     n = st.length
     m = st.max_num_elements

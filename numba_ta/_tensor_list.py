@@ -51,6 +51,7 @@ VARIANT = np.dtype(object)
 
 _W, _D = 1, 8
 _SET = _W | _D
+_FRESH = _SET | E._E  # a set element whose row holds its data
 _DENSE, _RAGGED = E._DENSE, E._RAGGED
 _NO_I64 = np.zeros(0, np.int64)
 
@@ -224,6 +225,7 @@ class _Store:
         self.base = 0  # the version the first log entry undoes to
         self.log = deque()  # log[k] undoes version base + k + 1 into base + k
         self.alive = {}  # version -> live handles
+        self.ok_shape = None  # the shape of the last element stored (compatible with the element shape)
 
     def handle(self):
         """Return a new handle of the newest version."""
@@ -288,7 +290,28 @@ class NumericStore(_Store):
         self._raw, self._data, self._state, self._sid, self._off, self._hdr, self._items, self._shapes = (
             raw, raw.view(self.dtype), state, shape_id, offsets, hdr, items, shapes,
         )  # fmt: skip
+        self._h, self._stv, self._sidv, self._offv = memoryview(hdr), memoryview(state), memoryview(shape_id), memoryview(offsets)  # noqa: E501
+        self._fshape, self._fn = None, 0  # the fast path is off until a write arms it
         self._gen = int(hdr[GEN])
+
+    def _arm(self, shape):
+        """Switch the fast write path on for ``shape`` (just written) when it fills a dense row.
+
+        A write of this shape to a slot whose row never held data (state 0) inside the
+        dense buffer and the metadata then needs no allocation and overwrites nothing.
+        """
+        self._views()
+        h = self._hdr
+        w = int(h[WIDTH])
+        if h[LAYOUT] != _DENSE or not w or math.prod(shape) != w:
+            return
+        try:
+            sid = self._shapes.index(tuple(shape))
+        except ValueError:
+            return
+        n = min(int(h[CAP]), self._data.size // w)
+        self._frows = self._data[: n * w].reshape((n, *shape))
+        self._fshape, self._fsid, self._fw, self._fn = tuple(shape), sid, w, n
 
     def _views(self):
         if self._hdr[GEN] != self._gen:
@@ -397,13 +420,23 @@ class NumericStore(_Store):
     # ------------------------------------------------------------------ changes (the newest version only)
     def set(self, i, value):
         """Set element ``i`` (growing the list when ``i >= length``); return the undo entry."""
+        h = self._h
+        n = h[SIZE]
+        if value.shape == self._fshape and i < self._fn and h[GEN] == self._gen and not self._stv[i]:
+            # the fast path (see _arm): a fresh dense row; the state is stored last
+            self._frows[i] = value
+            if i < n:
+                self._offv[i], self._sidv[i], self._stv[i] = i * self._fw, self._fsid, _FRESH
+                return (n, (i, 0, 0, 0), None, -1)
+            self._offv[i], self._sidv[i], self._stv[i], h[SIZE] = i * self._fw, self._fsid, _FRESH, i + 1
+            return (n, None, None, -1)
         self._views()
-        n = int(self._hdr[SIZE])
         old = (i, int(self._state[i]), int(self._sid[i]), int(self._off[i])) if i < n else None
         flat = np.ascontiguousarray(value).reshape(-1).view(np.uint8)
         st, saved, at = E.py_tl_set(self._s, i, flat, np.array(value.shape, np.int64))
         if st:
             raise E.error_of(self._s)
+        self._arm(value.shape)
         return (n, old, saved if at >= 0 else None, at)
 
     def resize(self, size):
