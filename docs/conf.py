@@ -56,6 +56,11 @@ nitpick_ignore = [
     ("py:class", "typing.Any"),
     # the type annotations shown in the signatures (written as in the source, e.g. npt.ArrayLike)
     ("py:class", "Storage"),  # TensorArrayHandle's internal array state, not public
+    # the result tuples of TensorListPopBack, TensorListConcat and TensorListConcatV2 in the return
+    # annotations: namedtuples named after the op (as tf.raw_ops' are), not documented as classes
+    ("py:class", "numba_ta._list_ops.TensorListPopBack"),
+    ("py:class", "numba_ta._list_ops.TensorListConcat"),
+    ("py:class", "numba_ta._list_ops.TensorListConcatV2"),
 ]
 nitpick_ignore_regex = [
     # numpy, numpy.typing and standard-library types of the annotations; no intersphinx to link them to
@@ -108,6 +113,7 @@ html_theme_options = {
 _API_PAGES = [
     "api",
     "api/tensor-array",
+    "api/tensor-list",
     "api/raw-ops",
     "api/gradients",
     "api/errors",

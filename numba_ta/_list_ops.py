@@ -60,9 +60,10 @@ __all__ = [
     "TensorListResize",
 ]
 
-TensorListPopBackResult = namedtuple("TensorListPopBack", ["output_handle", "tensor"])
-TensorListConcatResult = namedtuple("TensorListConcat", ["tensor", "lengths"])
-TensorListConcatV2Result = namedtuple("TensorListConcatV2", ["tensor", "lengths"])
+# the result tuples, named as tf.raw_ops names them (their repr is TF's)
+TensorListPopBackResult = namedtuple("TensorListPopBack", ["output_handle", "tensor"])  # type: ignore[name-match]
+TensorListConcatResult = namedtuple("TensorListConcat", ["tensor", "lengths"])  # type: ignore[name-match]
+TensorListConcatV2Result = namedtuple("TensorListConcatV2", ["tensor", "lengths"])  # type: ignore[name-match]
 
 
 
@@ -1033,7 +1034,7 @@ def TensorListGather(  # noqa: N802
             raise _messages.error("L32", index=int(idx[first_bad]), size=n)
         if not is_fully_defined(m):
             raise _messages.error("L34", element_shape=partial_str(m))
-    elif first_bad < idx.size:
+    elif first_bad < idx.size and is_fully_defined(m):  # (m is: the list's element shape is)
         if math.prod(m):
             raise _messages.error("L33", index=int(idx[first_bad]), size=n)
         return _zeros(st.dtype, (idx.size, *m))

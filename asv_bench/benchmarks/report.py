@@ -17,6 +17,15 @@ cost of calling a compiled function with a TensorArray argument), each
 variant checked once before it is timed, with the ratios of their targets
 (:func:`compiled_targets`).
 
+The ``tensorlist`` workload is another section: the workloads of
+:mod:`list_workloads` (a TensorList built one element at a time with
+``numba_ta.raw_ops``, against TensorFlow's eager list ops, ONNX Runtime-style
+copy-per-insert and a Python list), timed at growing sizes
+(``Config.list_ns``) to show the cost per element at each, with the ratios of
+their targets (:func:`tensorlist_targets`).  The quadratic baselines are not
+run where one call is predicted to take longer than ``Config.list_max_seconds``:
+their time there is extrapolated from the smaller sizes, and marked so.
+
 Examples
 --------
 >>> cfg = Config(repeat=1, small_n=10, bulk_bytes=1 << 12, element_bytes=256, growth_ns=(10, 20),
@@ -57,6 +66,7 @@ import numpy as np
 import numba_ta
 
 from . import jit_workloads as jw
+from . import list_workloads as lw
 from . import workloads as wl
 
 __all__ = [
@@ -68,6 +78,7 @@ __all__ = [
     "format_table",
     "check_goals",
     "compiled_targets",
+    "tensorlist_targets",
     "to_json",
     "plot",
     "main",
@@ -94,6 +105,7 @@ WORKLOADS = (
     "bptt_jit",
     "import",
     "compiled",
+    "tensorlist",
 )
 BULK = ("stack", "gather", "scatter", "unstack", "concat", "split", "accumulate")
 
@@ -128,6 +140,18 @@ class Config:
         Run the TensorFlow cases if TensorFlow is installed.
     warmup_time : float
         Seconds of untimed warm-up calls per case (at least one call).
+    list_ns : tuple of int
+        Elements per list in the ``tensorlist`` section, ascending; the cost
+        per element at the largest is compared with the smallest.
+    list_items : tuple of int
+        Element shapes ``[items]`` of the ``tensorlist`` section.
+    list_max_seconds : float
+        Longest predicted call the ``tensorlist`` section runs for a variant
+        with a target (numba_ta, tf eager, copy tuple); the others get at most
+        a sixth of it.  A call predicted to take longer is extrapolated.
+    list_budget : float
+        Seconds of timed calls per ``tensorlist`` case: at least one call, at
+        most ``repeat``, no new call once this much is spent.
     """
 
     repeat: int = 5
@@ -141,6 +165,10 @@ class Config:
     impls: tuple = wl.IMPLS
     use_tf: bool = True
     warmup_time: float = 0.5
+    list_ns: tuple = (1_000, 10_000, 100_000)
+    list_items: tuple = (4, 256)
+    list_max_seconds: float = 60.0
+    list_budget: float = 10.0
 
     def bulk_shape(self):
         """``(n, items)`` of the bulk workloads."""
@@ -238,6 +266,9 @@ class Report:
     compiled_info : dict
         The section's first calls: ``{"seconds", "first_call_seconds",
         "cache_hits", "cache_misses"}`` (see :func:`to_json`).
+    tensorlist : list of ListResult
+        The ``tensorlist`` section: one :class:`ListResult` per (workload,
+        element shape, variant, n); empty when not run.
     """
 
     config: Config
@@ -246,6 +277,7 @@ class Report:
     copyto: dict = field(default_factory=dict)
     compiled: list = field(default_factory=list)
     compiled_info: dict = field(default_factory=dict)
+    tensorlist: list = field(default_factory=list)
 
     def get(self, workload, impl):
         """The :class:`Result` of (`workload`, `impl`), or None."""
@@ -276,6 +308,44 @@ class Report:
     def compiled_ratio(self, workload, variant, base):
         """``per_op(variant) / per_op(base)`` in the ``compiled`` section, or None."""
         return _ratio(self.get_compiled(workload, variant), self.get_compiled(workload, base))
+
+    def get_list(self, workload, variant, n, items):
+        """The :class:`ListResult` of the ``tensorlist`` section's case, or None."""
+        for r in self.tensorlist:
+            if (r.op, r.impl, r.n, r.items) == (workload, variant, n, items):
+                return r
+        return None
+
+
+@dataclass
+class ListResult(Result):
+    """One (workload, variant, n, element shape) of the ``tensorlist`` section: measured or extrapolated.
+
+    ``status`` is ``"estimated"`` when the call was not run because it was
+    predicted to take longer than ``Config.list_max_seconds``; ``estimate``
+    is then the predicted seconds per call and ``message`` says from what.
+
+    Attributes
+    ----------
+    estimate : float or None
+        Predicted seconds per call (only when ``status == "estimated"``).
+    """
+
+    estimate: float | None = None
+
+    @property
+    def per_op_any(self):
+        """float or None: seconds per element, measured or (when estimated) predicted."""
+        if self.status == "estimated" and self.estimate is not None:
+            return self.estimate / self.per_call
+        return self.per_op
+
+    def as_dict(self):
+        """The result as a JSON-ready dict (with ``estimate``, seconds per call, or None)."""
+        d = super().as_dict()
+        d["unit"] = "element"
+        d["estimate"] = self.estimate
+        return d
 
 
 def _ratio(a, b):
