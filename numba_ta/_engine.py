@@ -1701,9 +1701,9 @@ def gradient_of(f, name, h, es, es_known, prepend):
 # --------------------------------------------------------------------------- TensorList storage
 # A TensorList's elements live in the same struct (numba_ta._tensor_list): ``SIZE`` is the
 # list's length, an element is set (``_W | _D``) or unset (state 0), and slots at or past
-# ``SIZE`` are always unset.  ``_E`` marks a slot whose dense row (or reused run) has held
-# data: a later write there overwrites bytes that an older version of the list may still
-# need, so :func:`tl_set` hands them back to the caller, which keeps them for that version.
+# ``SIZE`` are always unset.  ``_E`` marks a slot whose dense row (or run) has held data: a
+# later write there overwrites bytes that an older version of the list may still need, so
+# :func:`tl_set` hands them back to the caller, which keeps them for that version.
 _E = 16
 
 
@@ -1736,7 +1736,7 @@ def tl_set(s, index, flat, shape):
             st, o = _alloc1(s, index, items, index + 1, 1, items)
             if st:
                 return st, none, -1
-        if bits & _E and (h[LAYOUT] == _DENSE or o == s.offsets[index]):
+        if bits & (_D | _E) and (h[LAYOUT] == _DENSE or o == s.offsets[index]):
             at = o
             saved = s.data[o * isz : (o + items) * isz].copy()
         _move(s.data, o * isz, flat, 0, flat.size)

@@ -92,7 +92,7 @@ _VARIANT_NAMES = ("variant", "DT_VARIANT")
 
 def _element_dtype(dtype, argname="element_dtype"):
     """Return the numpy dtype of an ``element_dtype``; TF's ``variant`` (``tf.variant``, 21, ``object``) is object."""
-    if dtype is object or dtype == VARIANT if isinstance(dtype, (type, np.dtype)) else False:
+    if dtype is object or (isinstance(dtype, np.dtype) and dtype == VARIANT):
         return VARIANT
     if isinstance(dtype, str) and dtype in _VARIANT_NAMES:
         return VARIANT

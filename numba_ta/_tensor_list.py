@@ -99,6 +99,9 @@ class _Unset:
     def __repr__(self):
         return "<unset>"
 
+    def __reduce__(self):
+        return "_UNSET"  # the module's one instance
+
 
 _UNSET = _Unset()
 
@@ -554,7 +557,7 @@ class NumericStore(_Store):
             np.cumsum(items[:-1], out=offsets[1:])
         offsets[items == 0] = 0
         data = np.ascontiguousarray(tensor).reshape(-1).view(np.uint8).copy()
-        state[:] = _SET
+        state[:] = np.where(items > 0, _FRESH, _SET)
         if data.size:
             h[LAYOUT], h[USED] = _RAGGED, data.size // tensor.dtype.itemsize
         shapes = [(int(k), *rest) for k in u]
