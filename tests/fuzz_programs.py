@@ -68,7 +68,11 @@ def typed_values(ints, dtype, shape):
 
 
 #: Short op names ("Write", "GradWithShape", "V3") -> the raw ops' names ("TensorArrayWriteV3" ...).
-FULL = {name.removeprefix("TensorArray").removesuffix("V3") or "V3": name for name in raw_ops.__all__}
+FULL = {
+    name.removeprefix("TensorArray").removesuffix("V3") or "V3": name
+    for name in raw_ops.__all__
+    if name.startswith("TensorArray")  # (raw_ops also has the TensorList ops)
+}
 
 
 class FuzzStep(NamedTuple):
