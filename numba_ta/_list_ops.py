@@ -90,8 +90,25 @@ def _op(name):
 _VARIANT_NAMES = ("variant", "DT_VARIANT")
 
 
+_DTYPES: dict[Any, np.dtype] = {}  # element_dtype arguments seen, and their dtypes
+
+
 def _element_dtype(dtype, argname="element_dtype"):
     """Return the numpy dtype of an ``element_dtype``; TF's ``variant`` (``tf.variant``, 21, ``object``) is object."""
+    try:
+        return _DTYPES[dtype]
+    except (KeyError, TypeError):
+        pass
+    out = _parse_dtype(dtype, argname)
+    try:
+        if len(_DTYPES) < 256:
+            _DTYPES[dtype] = out
+    except TypeError:  # not hashable
+        pass
+    return out
+
+
+def _parse_dtype(dtype, argname):
     if dtype is object or (isinstance(dtype, np.dtype) and dtype == VARIANT):
         return VARIANT
     if isinstance(dtype, str) and dtype in _VARIANT_NAMES:
@@ -563,12 +580,18 @@ def TensorListGetItem(  # noqa: N802
     array([0., 0.], dtype=float32)
     """
     dt = _element_dtype(element_dtype)
-    st = store_of(_list(input_handle, "TensorListGetItem"))
+    h = input_handle if type(input_handle) is TensorListHandle else _list(input_handle, "TensorListGetItem")
+    st = h._st
+    if h._v != st.ver:
+        st = st.materialize(h)
     _check_dtype(dt, st)
-    idx = _scalar_int(index, "index")
-    if idx.size != 1:
-        raise _messages.error("NT-tl-index", shape=shape_str(idx.shape))
-    i = int(idx.reshape(-1)[0])
+    if type(index) is int and -(2**31) <= index < 2**31:
+        i = index
+    else:
+        idx = _scalar_int(index, "index")
+        if idx.size != 1:
+            raise _messages.error("NT-tl-index", shape=shape_str(idx.shape))
+        i = int(idx.reshape(-1)[0])
     n = st.length
     if i < 0 or i >= n:
         raise _messages.error("L13", index=i, size=n)
@@ -841,7 +864,10 @@ def TensorListPopBack(  # noqa: N802
     (array(3, dtype=int32), np.int32(2))
     """
     dt = _element_dtype(element_dtype)
-    st = store_of(_list(input_handle, "TensorListPopBack"))
+    h = input_handle if type(input_handle) is TensorListHandle else _list(input_handle, "TensorListPopBack")
+    st = h._st
+    if h._v != st.ver:
+        st = st.materialize(h)
     _check_dtype(dt, st)
     n = st.length
     if n == 0:

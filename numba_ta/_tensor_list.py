@@ -280,6 +280,8 @@ class NumericStore(_Store):
         self._gen = -1
         self._shapes = []
         self._refresh()
+        if self._hdr[LAYOUT] == _DENSE and len(self._shapes) == 1:
+            self._arm(self._shapes[0])
 
     def _refresh(self):
         """Rebuild the views of the struct's buffers and the shape table (after ``hdr[GEN]`` changed)."""
@@ -294,7 +296,7 @@ class NumericStore(_Store):
             raw, raw.view(self.dtype), state, shape_id, offsets, hdr, items, shapes,
         )  # fmt: skip
         self._h, self._stv, self._sidv, self._offv = memoryview(hdr), memoryview(state), memoryview(shape_id), memoryview(offsets)  # noqa: E501
-        self._fshape, self._fn = None, 0  # the fast path is off until a write arms it
+        self._fshape, self._fn, self._fsid = None, 0, -1  # the fast paths are off until a write arms them
         self._gen = int(hdr[GEN])
 
     def _arm(self, shape):
@@ -335,6 +337,8 @@ class NumericStore(_Store):
 
     def get(self, i):
         """Return a copy of the set element ``i``."""
+        if i < self._fn and self._sidv[i] == self._fsid and self._h[GEN] == self._gen:
+            return self._frows[i, ...].copy()  # a dense row of the armed shape (0-d stays an array)
         self._views()
         shape = self._shapes[self._sid[i]]
         n = self._items[self._sid[i]]
@@ -445,7 +449,14 @@ class NumericStore(_Store):
     def resize(self, size):
         """Make the list ``size`` long (cut or unset elements added); return the undo entry."""
         self._views()
-        n = int(self._hdr[SIZE])
+        h = self._h
+        n = h[SIZE]
+        if size == n - 1:  # a pop: Python stores (nothing to allocate), the size last
+            i = size
+            st = self._stv
+            cut = (st[i], self._sidv[i], self._offv[i])
+            st[i], h[SIZE] = st[i] & E._E, size
+            return (n, None, None, -1, size, cut)
         cut = None
         if size < n:
             cut = (self._state[size:n].copy(), self._sid[size:n].copy(), self._off[size:n].copy())
