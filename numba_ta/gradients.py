@@ -42,6 +42,22 @@ from typing import TYPE_CHECKING, Any, SupportsIndex
 import numpy as np
 
 from . import _list_ops, _messages, raw_ops
+from ._list_grads import (  # the TensorList ops' rules (TF's list_ops.py)
+    tensor_list_concat_grad,
+    tensor_list_concat_v2_grad,
+    tensor_list_from_tensor_grad,
+    tensor_list_gather_grad,
+    tensor_list_get_item_grad,
+    tensor_list_pop_back_grad,
+    tensor_list_push_back_grad,
+    tensor_list_resize_grad,
+    tensor_list_scatter_grad,
+    tensor_list_scatter_into_existing_list_grad,
+    tensor_list_scatter_v2_grad,
+    tensor_list_set_item_grad,
+    tensor_list_split_grad,
+    tensor_list_stack_grad,
+)
 from ._registry import storage_of
 
 if TYPE_CHECKING:
@@ -57,6 +73,20 @@ __all__ = [
     "scatter_grad",
     "concat_grad",
     "split_grad",
+    "tensor_list_push_back_grad",
+    "tensor_list_pop_back_grad",
+    "tensor_list_stack_grad",
+    "tensor_list_concat_grad",
+    "tensor_list_concat_v2_grad",
+    "tensor_list_split_grad",
+    "tensor_list_from_tensor_grad",
+    "tensor_list_get_item_grad",
+    "tensor_list_set_item_grad",
+    "tensor_list_resize_grad",
+    "tensor_list_gather_grad",
+    "tensor_list_scatter_grad",
+    "tensor_list_scatter_v2_grad",
+    "tensor_list_scatter_into_existing_list_grad",
     "tensor_list_zeros_like",
     "tensor_list_add",
     "tensor_list_add_n",

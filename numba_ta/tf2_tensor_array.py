@@ -410,9 +410,8 @@ class TF2TensorArray:
         (4, 2)
         """
         v = self._value(value)
-        shape = v.shape[1:] if v.ndim else None
-        self._check_element_shape(shape)
-        flow = _list_ops.TensorListFromTensor(tensor=v, element_shape=list(shape) if shape is not None else -1)
+        self._check_element_shape(v.shape[1:])  # (a scalar's is (): TF checks it so, then the op refuses it)
+        flow = _list_ops.TensorListFromTensor(tensor=v, element_shape=list(v.shape[1:]))
         return self._with_flow(flow)
 
     def scatter(self, indices: npt.ArrayLike, value: npt.ArrayLike, name: str | None = None) -> TF2TensorArray:
@@ -447,7 +446,7 @@ class TF2TensorArray:
         array([8, 0, 7], dtype=int32)
         """
         v = self._value(value)
-        self._check_element_shape(v.shape[1:] if v.ndim else None)
+        self._check_element_shape(v.shape[1:])
         flow = _list_ops.TensorListScatterIntoExistingList(input_handle=self._flow, tensor=v, indices=indices)
         return self._with_flow(flow)
 
@@ -484,7 +483,7 @@ class TF2TensorArray:
         """
         v = self._value(value)
         lens = to_index_array(lengths, "lengths", np.int64)
-        if v.ndim and lens.ndim == 1 and lens.size and lens.max() == lens.min():
+        if lens.ndim == 1 and lens.max() == lens.min():  # (no lengths: numpy's ValueError, as in TF)
             self._check_element_shape((int(lens[0]), *v.shape[1:]))
         flow = _list_ops.TensorListSplit(tensor=v, element_shape=_shape_tensor(self.element_shape), lengths=lens)
         return self._with_flow(flow)
