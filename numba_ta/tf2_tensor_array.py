@@ -12,15 +12,17 @@ TensorArray V3 ops.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import numpy.typing as npt
 
 from . import _list_ops, _messages
 from ._dtypes import graph_array, to_index_array
 from ._shapes import TensorShape, as_partial, is_compatible, merge
 from ._tensor_list import VARIANT, TensorListHandle
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 __all__ = ["TF2TensorArray"]
 
