@@ -531,7 +531,6 @@ def _shape_type(shape_type, argname="shape_type"):
 
 
 # --------------------------------------------------------------------------- one element
-@_op("TensorListGetItem")
 def TensorListGetItem(  # noqa: N802
     input_handle: Any, index: Any, element_shape: Any, element_dtype: Any, name: str | None = None
 ) -> Any:
@@ -579,33 +578,38 @@ def TensorListGetItem(  # noqa: N802
     >>> TensorListGetItem(input_handle=h, index=0, element_shape=-1, element_dtype=np.float32)
     array([0., 0.], dtype=float32)
     """
-    dt = _element_dtype(element_dtype)
-    h = input_handle if type(input_handle) is TensorListHandle else _list(input_handle, "TensorListGetItem")
-    st = h._st
-    if h._v != st.ver:
-        st = st.materialize(h)
-    _check_dtype(dt, st)
-    if type(index) is int and -(2**31) <= index < 2**31:
-        i = index
-    else:
-        idx = _scalar_int(index, "index")
-        if idx.size != 1:
-            raise _messages.error("NT-tl-index", shape=shape_str(idx.shape))
-        i = int(idx.reshape(-1)[0])
-    n = st.length
-    if i < 0 or i >= n:
-        raise _messages.error("L13", index=i, size=n)
-    if st.is_set(i):
-        return st.get(i)
-    m = merge(_shape_input(element_shape), st.element_shape)
-    if not is_fully_defined(m):
-        m = _infer(m, st)
-    if not is_fully_defined(m):
-        raise _messages.error("L14", element_shape=partial_str(m))
-    return _zeros(st.dtype, m)
+    try:
+        dt = _element_dtype(element_dtype)
+        h = input_handle if type(input_handle) is TensorListHandle else _list(input_handle, "TensorListGetItem")
+        st = h._st
+        if h._v != st.ver:
+            st = st.materialize(h)
+        _check_dtype(dt, st)
+        if type(index) is int and -(2**31) <= index < 2**31:
+            i = index
+        else:
+            idx = _scalar_int(index, "index")
+            if idx.size != 1:
+                raise _messages.error("NT-tl-index", shape=shape_str(idx.shape))
+            i = int(idx.reshape(-1)[0])
+        n = st.length
+        if i < 0 or i >= n:
+            raise _messages.error("L13", index=i, size=n)
+        if st.is_set(i):
+            return st.get(i)
+        m = merge(_shape_input(element_shape), st.element_shape)
+        if not is_fully_defined(m):
+            m = _infer(m, st)
+        if not is_fully_defined(m):
+            raise _messages.error("L14", element_shape=partial_str(m))
+        return _zeros(st.dtype, m)
+    except OpError as e:
+        _tag(e, "TensorListGetItem")
+        raise
+    except SystemError as e:  # a signal's error hidden in a C call
+        raise _unmask(e) from None
 
 
-@_op("TensorListSetItem")
 def TensorListSetItem(  # noqa: N802
     input_handle: Any, index: Any, item: Any, resize_if_index_out_of_bounds: bool = False, name: str | None = None
 ) -> TensorListHandle:
@@ -653,30 +657,35 @@ def TensorListSetItem(  # noqa: N802
     >>> TensorListGetItem(input_handle=b, index=1, element_shape=-1, element_dtype=np.int32)
     array([7, 8], dtype=int32)
     """
-    h = input_handle if type(input_handle) is TensorListHandle else _list(input_handle, "TensorListSetItem")
-    v = item if type(item) is np.ndarray and item.dtype.isnative else _value(item, "item")
-    st = h._st
-    if h._v != st.ver:
-        st = st.materialize(h)
-    _check_dtype(v.dtype, st)
-    if type(index) is int and -(2**31) <= index < 2**31:
-        i = index
-    else:
-        idx = _scalar_int(index, "index")
-        if idx.ndim:
-            raise _messages.error("L17", shape=shape_str(idx.shape), values=_summarize(idx))
-        i = int(idx)
-    if v.shape != st.ok_shape:
-        if not is_compatible(st.element_shape, v.shape):
-            raise _messages.error("L16", shape=shape_str(v.shape), element_shape=partial_str(st.element_shape))
-        st.ok_shape = v.shape
-    n = st.length
-    if i < 0 or (i >= n and not resize_if_index_out_of_bounds):
-        raise _messages.error("L15", index=i, size=n)
-    return st.commit(st.set(i, _store(v, st.dtype)))
+    try:
+        h = input_handle if type(input_handle) is TensorListHandle else _list(input_handle, "TensorListSetItem")
+        v = item if type(item) is np.ndarray and item.dtype.isnative else _value(item, "item")
+        st = h._st
+        if h._v != st.ver:
+            st = st.materialize(h)
+        _check_dtype(v.dtype, st)
+        if type(index) is int and -(2**31) <= index < 2**31:
+            i = index
+        else:
+            idx = _scalar_int(index, "index")
+            if idx.ndim:
+                raise _messages.error("L17", shape=shape_str(idx.shape), values=_summarize(idx))
+            i = int(idx)
+        if v.shape != st.ok_shape:
+            if not is_compatible(st.element_shape, v.shape):
+                raise _messages.error("L16", shape=shape_str(v.shape), element_shape=partial_str(st.element_shape))
+            st.ok_shape = v.shape
+        n = st.length
+        if i < 0 or (i >= n and not resize_if_index_out_of_bounds):
+            raise _messages.error("L15", index=i, size=n)
+        return st.commit(st.set(i, _store(v, st.dtype)))
+    except OpError as e:
+        _tag(e, "TensorListSetItem")
+        raise
+    except SystemError as e:  # a signal's error hidden in a C call
+        raise _unmask(e) from None
 
 
-@_op("TensorListPushBack")
 def TensorListPushBack(input_handle: Any, tensor: Any, name: str | None = None) -> TensorListHandle:  # noqa: N802
     """Return the list with ``tensor`` appended (``tf.raw_ops.TensorListPushBack``).
 
@@ -719,22 +728,28 @@ def TensorListPushBack(input_handle: Any, tensor: Any, name: str | None = None) 
            [1., 1.],
            [2., 2.]], dtype=float32)
     """
-    # the common case inlined: a handle and a native ndarray
-    h = input_handle if type(input_handle) is TensorListHandle else _list(input_handle, "TensorListPushBack")
-    v = tensor if type(tensor) is np.ndarray and tensor.dtype.isnative else _value(tensor, "tensor")
-    st = h._st
-    if h._v != st.ver:
-        st = st.materialize(h)
-    if v.shape != st.ok_shape:
-        if not is_compatible(st.element_shape, v.shape):
-            raise _messages.error("L18", shape=shape_str(v.shape), element_shape=partial_str(st.element_shape))
-        st.ok_shape = v.shape
-    _check_dtype(v.dtype, st)
-    n = st.length
-    m = st.max_num_elements
-    if 0 <= m <= n:
-        raise _messages.error("L19", size=n, max_num_elements=m)
-    return st.commit(st.set(n, _store(v, st.dtype)))
+    try:
+        # the common case inlined: a handle and a native ndarray
+        h = input_handle if type(input_handle) is TensorListHandle else _list(input_handle, "TensorListPushBack")
+        v = tensor if type(tensor) is np.ndarray and tensor.dtype.isnative else _value(tensor, "tensor")
+        st = h._st
+        if h._v != st.ver:
+            st = st.materialize(h)
+        if v.shape != st.ok_shape:
+            if not is_compatible(st.element_shape, v.shape):
+                raise _messages.error("L18", shape=shape_str(v.shape), element_shape=partial_str(st.element_shape))
+            st.ok_shape = v.shape
+        _check_dtype(v.dtype, st)
+        n = st.length
+        m = st.max_num_elements
+        if 0 <= m <= n:
+            raise _messages.error("L19", size=n, max_num_elements=m)
+        return st.commit(st.set(n, _store(v, st.dtype)))
+    except OpError as e:
+        _tag(e, "TensorListPushBack")
+        raise
+    except SystemError as e:  # a signal's error hidden in a C call
+        raise _unmask(e) from None
 
 
 def _handles(value, argname):
@@ -815,7 +830,6 @@ def TensorListPushBackBatch(input_handles: Any, tensor: Any, name: str | None = 
     return out
 
 
-@_op("TensorListPopBack")
 def TensorListPopBack(  # noqa: N802
     input_handle: Any, element_shape: Any, element_dtype: Any, name: str | None = None
 ) -> TensorListPopBackResult:
@@ -863,23 +877,29 @@ def TensorListPopBack(  # noqa: N802
     >>> last, TensorListLength(input_handle=h)
     (array(3, dtype=int32), np.int32(2))
     """
-    dt = _element_dtype(element_dtype)
-    h = input_handle if type(input_handle) is TensorListHandle else _list(input_handle, "TensorListPopBack")
-    st = h._st
-    if h._v != st.ver:
-        st = st.materialize(h)
-    _check_dtype(dt, st)
-    n = st.length
-    if n == 0:
-        raise _messages.error("L20")
-    if st.is_set(n - 1):
-        value = st.get(n - 1)
-    else:
-        m = merge(_shape_input(element_shape), st.element_shape)
-        if not is_fully_defined(m):
-            raise _messages.error("L21", element_shape=partial_str(m))
-        value = _zeros(st.dtype, m)
-    return TensorListPopBackResult(st.commit(st.resize(n - 1)), value)
+    try:
+        dt = _element_dtype(element_dtype)
+        h = input_handle if type(input_handle) is TensorListHandle else _list(input_handle, "TensorListPopBack")
+        st = h._st
+        if h._v != st.ver:
+            st = st.materialize(h)
+        _check_dtype(dt, st)
+        n = st.length
+        if n == 0:
+            raise _messages.error("L20")
+        if st.is_set(n - 1):
+            value = st.get(n - 1)
+        else:
+            m = merge(_shape_input(element_shape), st.element_shape)
+            if not is_fully_defined(m):
+                raise _messages.error("L21", element_shape=partial_str(m))
+            value = _zeros(st.dtype, m)
+        return TensorListPopBackResult(st.commit(st.resize(n - 1)), value)
+    except OpError as e:
+        _tag(e, "TensorListPopBack")
+        raise
+    except SystemError as e:  # a signal's error hidden in a C call
+        raise _unmask(e) from None
 
 
 @_op("TensorListResize")
