@@ -49,6 +49,7 @@ growth: per write at 20 / at 10
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import os
@@ -146,9 +147,10 @@ class Config:
     list_items : tuple of int
         Element shapes ``[items]`` of the ``tensorlist`` section.
     list_max_seconds : float
-        Longest predicted call the ``tensorlist`` section runs for a variant
-        with a target (numba_ta, tf eager, copy tuple); the others get at most
-        a sixth of it.  A call predicted to take longer is extrapolated.
+        Longest predicted call the ``tensorlist`` section runs for a quadratic
+        baseline with a target (tf eager, copy tuple); ``copy array`` gets a
+        sixth of it.  Such a call predicted to take longer is extrapolated;
+        numba_ta and ``np list`` always run.
     list_budget : float
         Seconds of timed calls per ``tensorlist`` case: at least one call, at
         most ``repeat``, no new call once this much is spent.
@@ -487,12 +489,16 @@ def run(cfg=None, progress=True, stream=None):
         cfg.impls = tuple(i for i in cfg.impls if not i.startswith("tf"))
     plan = _plan(cfg)
     jit_plan = _compiled_plan(cfg)
+    list_plan = _list_plan(cfg)
+    list_cpu = [c for c in list_plan if not c[2].startswith("tf")]
+    list_tf = [c for c in list_plan if c[2].startswith("tf")]
     # TensorFlow cases last: TF's thread pools may still spin after its ops and would slow what follows
     order = sorted(range(len(plan)), key=lambda k: (plan[k][2].startswith("tf"), k))
     results = [None] * len(plan)
     copyto = None
     compiled = None
-    prog = _Progress(len(plan) + len(jit_plan), stream=stream, enabled=progress)
+    tensorlist = None
+    prog = _Progress(len(plan) + len(jit_plan) + len(list_plan) * len(cfg.list_ns), stream=stream, enabled=progress)
     try:
         for k in order:
             name, op, impl, n, items = plan[k]
@@ -500,6 +506,8 @@ def run(cfg=None, progress=True, stream=None):
                 copyto = _copyto_reference(cfg)  # before TensorFlow's thread pools can slow it down
             if compiled is None and impl.startswith("tf"):
                 compiled = _run_compiled(cfg, jit_plan, prog)
+            if tensorlist is None and impl.startswith("tf"):
+                tensorlist = _run_tensorlist(cfg, list_cpu, prog)
             label = f"{name}/{wl.IMPL_LABELS[impl]}"
             prog.start(label)
             res = Result(name, op, impl, n, items, cfg.dtype)
@@ -529,12 +537,17 @@ def run(cfg=None, progress=True, stream=None):
             prog.finish(label, text)
         if compiled is None:
             compiled = _run_compiled(cfg, jit_plan, prog)
+        if tensorlist is None:
+            tensorlist = _run_tensorlist(cfg, list_cpu, prog)
+        tensorlist += _run_tensorlist(cfg, list_tf, prog)  # TensorFlow's last
     finally:
         prog.close()
     report = Report(cfg, _meta(cfg), [r for r in results if r is not None])
     report.meta["loadavg_at_start"] = load
     report.copyto = copyto or _copyto_reference(cfg)
     report.compiled, report.compiled_info = compiled
+    rank = {c: k for k, c in enumerate(list_plan)}
+    report.tensorlist = sorted(tensorlist, key=lambda r: (rank[(r.op, r.items, r.impl)], r.n))
     return report
 
 
@@ -587,6 +600,119 @@ def _run_compiled(cfg, jit_plan, prog):
         "cache_misses": misses,
     }
     return results, info
+
+
+def _list_plan(cfg):
+    """The (workload, items, variant) cases of the ``tensorlist`` section, each run at every ``cfg.list_ns``."""
+    if "tensorlist" not in cfg.workloads or "numba_ta" not in cfg.impls:
+        return []
+    plan = []
+    for w in lw.WORKLOADS:
+        for items in cfg.list_items:
+            for v in lw.VARIANTS[w]:
+                if v.startswith("tf") and v not in cfg.impls:  # cfg.impls has no TensorFlow under --no-tf
+                    continue
+                plan.append((w, items, v))
+    return plan
+
+
+#: Variants of the ``tensorlist`` section whose ratios have a target: they may run up to ``list_max_seconds`` a call.
+LIST_TARGETED = ("numba_ta", "tf_eager", "copy_tuple")
+
+
+def _predict_seconds(points, n):
+    """Predict one call's seconds at `n` from the measured ``(n, seconds)`` `points` (ascending n).
+
+    From the two largest points, the fit ``T = a*n + b*n**2`` with ``a, b >= 0``
+    (exact for a linear or a quadratic loop); from one point, ``T1 * (n/n1)**2``
+    (an upper bound for a loop at most quadratic).
+
+    Returns
+    -------
+    (float or None, str)
+        The seconds and how they were predicted; ``(None, "")`` without a point.
+    """
+    if not points:
+        return None, ""
+    if len(points) == 1:
+        ((n1, t1),) = points
+        return t1 * (n / n1) ** 2, f"n**2 scaling from n={n1}, an upper bound"
+    (n1, t1), (n2, t2) = points[-2:]
+    b = (t2 / n2 - t1 / n1) / (n2 - n1)
+    a = t1 / n1 - b * n1
+    if b < 0:
+        a, b = t2 / n2, 0.0
+    elif a < 0:
+        a, b = 0.0, t2 / n2**2
+    return a * n + b * n * n, f"T = a*n + b*n**2 through n={n1} and n={n2}"
+
+
+def _time_list_case(case, cfg, predicted):
+    """Timed calls of a ``tensorlist`` case (the first result checked): at most ``repeat``, within ``list_budget``."""
+    if predicted is None or predicted < cfg.warmup_time:  # larger sizes run after smaller ones: already warm
+        wl.measure(case, repeat=0, warmup=1, warmup_time=cfg.warmup_time)
+    times = []
+    enabled = gc.isenabled()
+    try:
+        for k in range(cfg.repeat):
+            state = case.prepare()
+            gc.disable()
+            t0 = time.perf_counter()
+            result = case.run(state)
+            t1 = time.perf_counter()
+            if enabled:
+                gc.enable()
+            times.append(t1 - t0)
+            if k == 0:
+                case.check(result)  # a wrong result is an error, not a time
+            del result, state
+            if sum(times) >= cfg.list_budget:
+                break
+    finally:
+        if enabled:
+            gc.enable()
+    return times
+
+
+def _run_tensorlist(cfg, list_plan, prog):
+    """Measure the ``tensorlist`` cases of `list_plan` at every ``cfg.list_ns``.
+
+    A quadratic baseline (``list_workloads.QUADRATIC``) is not run at a size
+    where one call is predicted (:func:`_predict_seconds`) to take longer than
+    its limit: its time there is the prediction, marked ``"estimated"``.  The
+    linear variants always run (a noisy fit would make them look quadratic).
+    """
+    results = []
+    itemsize = np.dtype(cfg.dtype).itemsize
+    for w, items, v in list_plan:
+        limit = cfg.list_max_seconds if v in LIST_TARGETED else cfg.list_max_seconds / 6
+        points = []
+        for n in sorted(cfg.list_ns):
+            label = f"tensorlist {w} [{items}] n={n}/{lw.VARIANT_LABELS[v]}"
+            prog.start(label)
+            res = ListResult(f"{w} [{items}]", w, v, n, items, cfg.dtype, nbytes=n * items * itemsize, per_call=n)
+            try:
+                predicted, basis = _predict_seconds(points, n)
+                if v in lw.QUADRATIC and predicted is not None and predicted > limit:
+                    res.status, res.estimate = "estimated", predicted
+                    res.message = (
+                        f"not run: one call predicted at {_fmt_time(predicted)} ({basis}), over the {limit:g} s limit"
+                    )
+                    text = f"~{_fmt_time(res.per_op_any)} per element, extrapolated ({res.message})"
+                else:
+                    case = lw.make_list_case(w, v, n, items, cfg.dtype)
+                    res.times = _time_list_case(case, cfg, predicted)
+                    del case
+                    points.append((n, statistics.median(res.times)))
+                    text = f"{_fmt_time(res.per_op)} per element"
+            except wl.Unavailable as e:
+                res.status, res.message, text = "n/a", str(e), f"n/a ({e})"
+            except Exception as e:  # a broken variant must not hide the others
+                res.status, res.message = "error", f"{type(e).__name__}: {e}"
+                text = f"ERROR {res.message}"
+            results.append(res)
+            prog.finish(label, text)
+    return results
 
 
 def _copyto_reference(cfg):
@@ -712,6 +838,8 @@ def format_table(report):
             )
     if report.compiled:
         lines += ([""] if lines[-1] else []) + format_compiled(report)
+    if report.tensorlist:
+        lines += ([""] if lines[-1] else []) + format_tensorlist(report)
     return "\n".join(lines)
 
 
@@ -788,6 +916,143 @@ def format_compiled(report):
             status = t["status"] if t["bound"] else ""
             lines.append(f"  {t['ratio']:<{tw}}  {mval:>8} {t['bound']:<8}  {status}".rstrip())
     return lines
+
+
+def _list_variants(report):
+    return [v for v in lw.VARIANT_LABELS if any(r.impl == v for r in report.tensorlist)]
+
+
+def format_tensorlist(report):
+    """The ``tensorlist`` section of the table: time per element at every size, then the targets' ratios.
+
+    Parameters
+    ----------
+    report : Report
+
+    Returns
+    -------
+    list of str
+        The section's lines (none if it was not run).
+    """
+    if not report.tensorlist:
+        return []
+    cfg = report.config
+    dt = {"float32": "f32", "float64": "f64"}.get(cfg.dtype, cfg.dtype)
+    lines = [
+        f"TensorList: a list of n elements [items] {dt} built one op at a time, then stacked; time per element "
+        f"(one call / n), median of up to {cfg.repeat} runs ({cfg.list_budget:g} s of runs at most per cell); "
+        f"~ = extrapolated, not run (one call of a quadratic baseline predicted over {cfg.list_max_seconds:g} s, "
+        f"{cfg.list_max_seconds / 6:g} s for copy array)",
+    ]
+    variants = _list_variants(report)
+    header = ["workload", "n"] + [lw.VARIANT_LABELS[v] for v in variants]
+    table = [header]
+    keys = []
+    for r in report.tensorlist:
+        if (r.workload, r.n) not in keys:
+            keys.append((r.workload, r.n))
+    for name, n in keys:
+        row = [name, str(n)]
+        for v in variants:
+            r = next((x for x in report.tensorlist if (x.workload, x.n, x.impl) == (name, n, v)), None)
+            if r is None:
+                row.append("")
+            elif r.status == "ok":
+                row.append(_fmt_time(r.per_op))
+            elif r.status == "estimated":
+                row.append("~" + _fmt_time(r.per_op_any))
+            else:
+                row.append("n/a" if r.status == "n/a" else "ERROR")
+        table.append(row)
+    widths = [max(len(r[c]) for r in table) for c in range(len(header))]
+    for k, row in enumerate(table):
+        cells = [row[c].ljust(widths[c]) if c < 1 else row[c].rjust(widths[c]) for c in range(len(row))]
+        lines.append("  ".join(cells).rstrip())
+        if k == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    for w in lw.WORKLOADS:
+        if any(r.op == w for r in report.tensorlist):
+            what = [f"{lw.VARIANT_LABELS[v]}: {lw.DESCRIPTIONS[(w, v)]}" for v in variants]
+            lines.append(f"  {w:<4} " + "; ".join(what))
+    for r in report.tensorlist:
+        if r.status == "estimated":
+            lines.append(f"  ~ {r.workload} n={r.n} {lw.VARIANT_LABELS[r.impl]}: {r.message}")
+    for r in report.tensorlist:
+        if r.status == "error":
+            lines.append(f"ERROR tensorlist {r.workload} n={r.n}/{r.impl}: {r.message}")
+    targets = tensorlist_targets(report)
+    if targets:
+        lines += ["", "TensorList: ratios, and their targets met or MISSED in this run (~ = from an extrapolated time)"]
+        tw = max(len(t["ratio"]) for t in targets)
+        for t in targets:
+            mval = "-" if t["measured"] is None else ("~" if t["estimated"] else "") + f"{t['measured']:.3g}"
+            status = t["status"] if t["bound"] else ""
+            lines.append(f"  {t['ratio']:<{tw}}  {mval:>8} {t['bound']:<8}  {status}".rstrip())
+    return lines
+
+
+def tensorlist_targets(report):
+    """The ratios of the ``tensorlist`` section, with the targets they are held to.
+
+    For every workload and element shape: numba_ta's cost per element at the
+    largest n is at most 1.5x its cost at the smallest (a loop of ops on a
+    list only the loop holds costs O(n) in total); and at the largest n a
+    push-back loop and its stack are at least 10x faster with numba_ta than
+    with TensorFlow's eager list ops and than ONNX Runtime-style
+    copy-per-insert (``copy tuple``).  The other ratios (``set``, ``copy
+    array``, ``np list``) are shown without a target.  A ratio computed from
+    an extrapolated time is marked ``estimated``.
+
+    Parameters
+    ----------
+    report : Report
+
+    Returns
+    -------
+    list of dict
+        ``{"ratio", "measured", "bound", "status", "estimated"}``: what is
+        compared, its value, the bound (``""`` when there is no target),
+        ``"met"``, ``"MISSED"``, ``"not measured"`` or ``""`` (no target), and
+        whether an extrapolated time went into it.
+    """
+    out = []
+    if not report.tensorlist:
+        return out
+
+    def add(ratio, value, bound="", ok=None, estimated=False):
+        if value is None:
+            status = "not measured" if bound else ""
+        else:
+            status = "" if ok is None else ("met" if ok(value) else "MISSED")
+        out.append({"ratio": ratio, "measured": value, "bound": bound, "status": status, "estimated": estimated})
+
+    ns = sorted({r.n for r in report.tensorlist})
+    lo, hi = ns[0], ns[-1]
+    items_all = sorted({r.items for r in report.tensorlist})
+    for w in lw.WORKLOADS:
+        for items in items_all:
+            a = report.get_list(w, "numba_ta", hi, items)
+            if a is None:
+                continue
+            if hi != lo:
+                b = report.get_list(w, "numba_ta", lo, items)
+                add(
+                    f"{w} [{items}]: numba_ta per element at n={hi} / at n={lo}",
+                    _ratio(a, b),
+                    "<= 1.5",
+                    lambda v: v <= 1.5,
+                )
+            for base in lw.VARIANTS[w][1:]:
+                r = report.get_list(w, base, hi, items)
+                if r is None or r.status == "n/a":
+                    continue
+                value = r.per_op_any / a.per_op if r.per_op_any and a.per_op else None
+                name = f"{w} [{items}] n={hi}: {lw.VARIANT_LABELS[base]} time / numba_ta time"
+                if w == "push" and base in LIST_TARGETED:
+                    add(name, value, ">= 10", lambda v: v >= 10, r.status == "estimated")
+                else:
+                    add(name, value, estimated=r.status == "estimated")
+    return out
 
 
 def check_goals(report):
@@ -931,6 +1196,10 @@ def compiled_targets(report):
 def to_json(report):
     """The report as a JSON string (schema 2: the goals are under ``"goals"``).
 
+    With the ``tensorlist`` section, ``"tensorlist"`` holds its sizes
+    (``"config"``), its results (as ``"results"`` does, plus ``"estimate"``,
+    the extrapolated seconds per call of a case not run, and
+    ``"description"``) and its ``"targets"`` (:func:`tensorlist_targets`).
     With the ``compiled`` section, ``"compiled"`` holds its results (as
     ``"results"`` does, plus ``"description"`` and, for ``stack``,
     ``"gbytes_per_second"``), its ``"targets"`` (:func:`compiled_targets`),
@@ -974,6 +1243,17 @@ def to_json(report):
     }
     if report.compiled:
         doc["compiled"] = _compiled_json(report)
+    if report.tensorlist:
+        doc["tensorlist"] = {
+            "config": {
+                "list_ns": list(cfg.list_ns),
+                "list_items": list(cfg.list_items),
+                "list_max_seconds": cfg.list_max_seconds,
+                "list_budget": cfg.list_budget,
+            },
+            "results": [{**r.as_dict(), "description": lw.DESCRIPTIONS[(r.op, r.impl)]} for r in report.tensorlist],
+            "targets": tensorlist_targets(report),
+        }
     return json.dumps(doc, indent=2, default=_json_default)
 
 
@@ -1181,7 +1461,8 @@ def build_parser(prog="python -m benchmarks.report", epilog=None, bench_dir_help
     size.add_argument(
         "--quick",
         action="store_true",
-        help="small sizes, 3 repeats, 0.1 s warm-up (4M bulk, 1000-element loops, growth to 10^4)",
+        help="small sizes, 3 repeats, 0.1 s warm-up (4M bulk, 1000-element loops, growth to 10^4; TensorList "
+        "elements of 4 items only, calls predicted over 3 s extrapolated)",
     )
     size.add_argument("--full", action="store_true", help="also time 10^6 writes into a dynamic array (growth)")
     parser.add_argument(
@@ -1274,6 +1555,9 @@ def config_from_args(args):
         impls=args.impls,
         use_tf=not args.no_tf,
         warmup_time=args.warmup if args.warmup is not None else (0.1 if quick else 0.5),
+        list_items=(4,) if quick else (4, 256),
+        list_max_seconds=3.0 if quick else 60.0,
+        list_budget=1.0 if quick else 10.0,
     )
     itemsize = np.dtype(args.dtype).itemsize
     if cfg.element_bytes < itemsize:
@@ -1329,7 +1613,7 @@ def _run_command(args, out, prog):
     if args.plot is not None:
         plot(report, args.plot)
         print(f"chart written to {args.plot}", file=out)
-    failed = [r for r in report.results + report.compiled if r.status == "error"]
+    failed = [r for r in report.results + report.compiled + report.tensorlist if r.status == "error"]
     if failed:
         print(f"{prog}: error: {len(failed)} case(s) failed (see ERROR lines above)", file=sys.stderr)
         return 1
