@@ -201,6 +201,9 @@ def _rebuild(dtype, element_shape, max_num_elements, items):
     return st.handle()
 
 
+_new_handle = object.__new__
+
+
 def dtype_name(dtype):
     """TF's name of a list's dtype (``float``, ``int32``, ``variant``)."""
     from ._dtypes import tf_name
@@ -237,8 +240,11 @@ class _Store:
     def commit(self, undo):
         """Record an in-place change (``undo`` undoes it) and return the handle of the new version."""
         self.log.append(undo)
-        self.ver += 1
-        return TensorListHandle(self, self.ver)
+        v = self.ver = self.ver + 1
+        h = _new_handle(TensorListHandle)  # (TensorListHandle(self, v), without the call)
+        h._st, h._v = self, v
+        self.alive[v] = 1  # the first handle of the new version
+        return h
 
     def forget(self, version):
         """Note that a handle of ``version`` was freed; drop the log entries no living handle needs."""
