@@ -4,7 +4,7 @@ They are exported by :mod:`numba_ta.raw_ops`; this module holds their code and t
 argument conversion they share.  The contract is the section ``TensorList ops``
 of the TensorFlow semantics reference (``docs/semantics.rst``, label
 ``tl-semantics``): each check below runs in the order written there, with its
-message code (``L1`` to ``L68``, ``NT-tl-*``).  Every op checks everything before
+message code (``L1`` to ``L69``, ``NT-tl-*``).  Every op checks everything before
 it changes anything, and changes only a version of its input that no other handle
 sees (:mod:`numba_ta._tensor_list`), so an op that raises changes nothing.
 """
@@ -223,9 +223,12 @@ def _item_shape(value):
 
 
 def _store(value, dtype):
-    """Return a value as a list stores it: an ndarray of the list's dtype, or a variant's object."""
-    if dtype == VARIANT and value.ndim == 0:
-        return value[()]
+    """Return a value as a list stores it: an ndarray of the list's dtype, or a variant's object.
+
+    A row of an object array is already the object (a handle, the variant zero, ...).
+    """
+    if dtype == VARIANT and (not isinstance(value, np.ndarray) or value.ndim == 0):
+        return value[()] if isinstance(value, np.ndarray) else value
     return value
 
 
@@ -1283,6 +1286,10 @@ def TensorListScatterIntoExistingList(  # noqa: N802
 
 def _concat(op, input_handle, element_dtype, es_in, leading, v2):
     dt = _element_dtype(element_dtype)
+    if not v2:
+        attr = as_partial(es_in, attr=True)
+        if attr is not None and len(attr) == 0:
+            raise _messages.error("L69")  # TF's kernel refuses the attribute when it is made
     st = store_of(_list(input_handle, op))
     _check_dtype(dt, st)
     if v2:
@@ -1292,7 +1299,6 @@ def _concat(op, input_handle, element_dtype, es_in, leading, v2):
         d = m[0] if m is not None else None
         rest = m[1:] if m is not None else None
     else:
-        attr = as_partial(es_in, attr=True)
         d = None
         rest = attr[1:] if attr is not None else None
     n = st.length
@@ -1336,6 +1342,16 @@ def _concat(op, input_handle, element_dtype, es_in, leading, v2):
             if d is None:
                 raise _messages.error("L47")
             lengths[unset] = d
+    es = st.element_shape
+    if is_fully_defined(es):
+        # step 4 did not run: where TensorFlow reads the elements with a shape they do not have
+        # (tl-crashes), numba_ta raises what step 4 would have raised
+        if not es:
+            first = np.flatnonzero(st.set_mask())
+            if first.size:
+                raise _messages.error("L44", index=int(first[0]))
+        else:
+            merge(rest, es[1:])
     out = st.concat_rows(np.arange(n), lengths, rest)
     return result(out, lengths.astype(np.int64))
 
@@ -1661,6 +1677,7 @@ def _add_values(a, b):
         items = []
         for va, vb in zip(sa.items, sb.items, strict=True):
             items.append(vb if va is _UNSET else va if vb is _UNSET else _add_values(va, vb))
+        _check_fit(sa, sb, es)
         return ObjectStore(es, -1, items).handle()
     ma, mb = sa.set_mask(), sb.set_mask()
     shapes_a, shapes_b = sa.set_shapes(), sb.set_shapes()
@@ -1678,7 +1695,29 @@ def _add_values(a, b):
             v = _sum(sa.get(i), sb.get(i))
         out.set(i, v)
     out.log.clear()
+    _check_fit(sa, sb, es)
     return out.handle()
+
+
+def _check_fit(sa, sb, es):
+    """NT-tl-add-shape: an element only one list has set must fit the sum's fully defined element shape.
+
+    TensorFlow does not check it, and the sum then holds an element that its later ops read
+    past (tl-crashes); numba_ta raises, after the step's other checks.
+    """
+    if not is_fully_defined(es):
+        return
+    ma, mb = sa.set_mask(), sb.set_mask()
+    misfits = []
+    for side, only in ((sa, ma & ~mb), (sb, mb & ~ma)):
+        idx = np.flatnonzero(only)
+        for pos, shape in side.set_shapes(idx):
+            if not is_compatible(es, shape):
+                misfits.append((int(idx[pos]), shape))
+                break
+    if misfits:
+        i, shape = min(misfits)
+        raise _messages.error("NT-tl-add-shape", index=i, shape=shape_str(shape), element_shape=partial_str(es))
 
 
 @_op("AddN")

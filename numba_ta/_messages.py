@@ -23,10 +23,10 @@ section ``message-codes``), each with TensorFlow's class and text:
   (concat), ``P1`` to ``P5`` (split), ``R2`` and ``R4`` (gradient ops).
 
 The TensorList codes of the reference (section ``tl-message-codes``) are
-``L1`` to ``L68`` and the ``NT-tl-*`` codes (numba_ta's own texts, below).
+``L1`` to ``L69`` and the ``NT-tl-*`` codes (numba_ta's own texts, below).
 The ``L`` codes, each with TensorFlow's class and text:
 
-* ``L1`` to ``L68``: the checks of the TensorList ops and of the list kernels
+* ``L1`` to ``L69``: the checks of the TensorList ops and of the list kernels
   of ``ZerosLike`` and ``AddN``, each an ``InvalidArgumentError`` but ``L68``
   (``InternalError``); ``L61`` is in the table for completeness (numba_ta has
   no string lists).  The TensorList texts that are TensorArray texts keep
@@ -96,6 +96,8 @@ numba_ta's own TensorList texts, where TensorFlow crashes or corrupts a list
 * ``NT-tl-leading-negative``, ``NT-tl-leading-vector``: a negative
   ``leading_dims`` entry, and a ``leading_dims`` that is not a vector, in
   ``TensorListConcatV2``.
+* ``NT-tl-add-shape``: an ``AddN`` of lists whose sum would hold an element
+  not compatible with its fully defined element shape.
 
 Engine status codes
 -------------------
@@ -393,6 +395,7 @@ MESSAGES: Mapping[str, tuple[type[Exception], str]] = MappingProxyType(
             "BinaryOpVariants: Variants a and b have different type ids.  Type names: '{type_name}' vs. "
             "'{other_type_name}'",
         ),
+        "L69": (_IA, "element_shape must not be empty"),
         # ---------------------------------------------------------------- TensorFlow's texts without a spec code
         "NT-size-scalar": (_IA, "TensorArray size must be scalar, but had shape: {shape}"),
         "NT-size-negative": (_IA, "Size should be >= 0."),
@@ -510,6 +513,11 @@ MESSAGES: Mapping[str, tuple[type[Exception], str]] = MappingProxyType(
         "NT-tl-leading-negative": (
             _IA,
             "Invalid value in leading_dims: {value} (TensorFlow aborts or returns a wrong result here).",
+        ),
+        "NT-tl-add-shape": (
+            _IA,
+            "Trying to add two lists of tensors whose element {index} of shape {shape} is not compatible with "
+            "their merged element shape {element_shape} (TensorFlow corrupts the list here).",
         ),
         "NT-tl-leading-vector": (
             _IA,

@@ -110,6 +110,19 @@ NUMBA_TA_EXPECT = {
     # its first dimension": NT-tl-split-shape for piece 1 (shape [2,2]); the fixture l_sp_x1 is
     # that split, so the later steps raise the same error
     "SP-X1": f"split={_NT_SPLIT}; getitem={_NT_SPLIT}; stack={_NT_SPLIT}",
+    # tl-crashes, row "TensorListConcat on a list whose element shape is fully defined, with an
+    # attribute whose dimensions after the first contradict it": the merge error
+    "CC-X1": IA + "PartialTensorShape: Incompatible shapes during merge: [4] vs. [3] [Op:TensorListConcat]",
+    # tl-crashes, row "TensorListConcat on a list of element shape [] that has set elements": L44
+    "CC-X2": "rows={0}; wider={0}".format(
+        IA + "Concat saw a scalar shape at index 0 but requires at least vectors. [Op:TensorListConcat]"
+    ),
+    # tl-crashes, row "AddN of two lists whose merged element shape is fully defined and does not fit
+    # an element that only one of them has set": NT-tl-add-shape
+    "AN-X1": "sum={0}; stack={0}".format(
+        IA + "Trying to add two lists of tensors whose element 0 of shape [1] is not compatible with their merged "
+        "element shape [3] (TensorFlow corrupts the list here). [Op:AddN]"
+    ),
     # tl-common: Stack, Gather and PopBack take int32 element_shape only; TensorFlow's texts
     # for an int64 one are op-definition / conversion texts (no code): any error per call, or
     # what TensorFlow returns for the same numpy inputs (see NUMPY_INPUT_RESULT)

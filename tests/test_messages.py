@@ -5,7 +5,7 @@ reference model; here: each code is documented (the spec's codes in the TensorFl
 reference, numba_ta's own in the module docstring), each template formats with its fields and
 matches the reference's text where the reference quotes it, no error text is built anywhere
 else in the package, and a few errors raised through the ops have exactly the expected texts.
-The TensorList codes (``L1`` to ``L68``, ``NT-tl-*``) are checked against the reference's
+The TensorList codes (``L1`` to ``L69``, ``NT-tl-*``) are checked against the reference's
 TensorList tables (``tl-message-codes``, ``tl-crashes``), placeholder by placeholder, and a few
 against the texts TensorFlow gave in ``dev/tensorlist-spec/probe.py``.
 """
@@ -128,14 +128,14 @@ def test_every_code_is_the_specs_or_a_documented_numba_ta_code():
             assert f"``{code}``" in doc, f"{code} is not listed in the _messages module docstring"
             if NT_TL_CODE.fullmatch(code):
                 assert code in tl_nt, f"{code} is not listed in tl-message-codes as numba_ta's own text"
-    assert "``L1`` to ``L68``" in doc
+    assert "``L1`` to ``L69``" in doc
 
 
 def test_every_spec_code_is_in_the_table():
     assert _spec_codes() - set(MESSAGES) == set()
-    # the TensorList table: L1 to L68, the TensorArray codes it reuses, and numba_ta's NT-tl codes
+    # the TensorList table: L1 to L69, the TensorArray codes it reuses, and numba_ta's NT-tl codes
     tl = _tl_table()
-    assert {c for c in tl if TL_CODE.fullmatch(c)} == {f"L{k}" for k in range(1, 69)}
+    assert {c for c in tl if TL_CODE.fullmatch(c)} == {f"L{k}" for k in range(1, 70)}
     assert set(tl) - set(MESSAGES) == set()
     assert _tl_nt_codes() == set(_tl_nt_texts()) != set()
     assert _tl_nt_codes() - set(MESSAGES) == set()

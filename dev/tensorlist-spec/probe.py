@@ -2001,6 +2001,34 @@ P(
     "(float32[1, 2] [[1.0, 2.0]], int64[2] [0, 1])",
 )
 
+P(
+    "CC15",
+    "an element_shape attribute of rank 0 is refused before anything else (the dtype check, a vector of lists)",
+    lambda: (try_(lambda: CC(A(), [], tf.int32)), try_(lambda: CC(stack(A(), A()), []))),
+    "(" + IA + "element_shape must not be empty [Op:TensorListConcat], "
+    + IA + "element_shape must not be empty [Op:TensorListConcat])",
+)
+P(
+    "CC-X1",
+    "a fully defined list element shape skips the element checks: an attribute that contradicts it reads garbage",
+    lambda: CC(FT([[[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]], [2, 3]), [-1, 4]),
+    Re(r"\(float32\[2, 4\] \[\[0\.0, 1\.0, 2\.0, 3\.0\], \[4\.0, 5\.0, [^,]+, [^,]+\]\], int64\[1\] \[2\]\)"),
+    isolate=True,
+)
+P(
+    "CC-X2",
+    "a list of element shape [] holding scalars: each counts as one row; with a larger attribute, garbage",
+    lambda: steps(
+        ("rows", lambda: CC(FT([0.0, 1.0, 2.0], S0()), [-1])),
+        ("wider", lambda: CC(FT([0.0, 1.0, 2.0], S0()), [-1, 2])),
+    ),
+    Re(
+        r"rows=\(float32\[3\] \[0\.0, 1\.0, 2\.0\], int64\[3\] \[1, 1, 1\]\); "
+        r"wider=\(float32\[3, 2\] \[.*\], int64\[3\] \[1, 1, 1\]\)"
+    ),
+    isolate=True,
+)
+
 # ---- CV: TensorListConcatV2
 P(
     "CV1",
@@ -2633,6 +2661,16 @@ P(
         for a, b in ((2, 3), (1, 2), (2, 1))
     )
     + ")",
+)
+P(
+    "AN-X1",
+    "the merged element shape may not fit an element only one list has set: the sum holds it, Stack reads past it",
+    lambda: steps(
+        ("sum", lambda: AN(FT([[1.0]]), RES([3], 1))),
+        ("stack", lambda: ST(AN(FT([[1.0]]), RES([3], 1)))),
+    ),
+    Re(r"sum=List\(float, \[3\], 1: \[float32\[1\] \[1\.0\]\]\); stack=float32\[1, 3\] \[\[1\.0, [^,]+, [^,]+\]\]"),
+    isolate=True,
 )
 
 # ---- V: lists of lists (element_dtype variant)
