@@ -218,10 +218,6 @@ def _check_dtype(op_dtype, st):
         raise _messages.error("L3", op_dtype=_name(op_dtype), list_dtype=_name(st.dtype))
 
 
-def _item_shape(value):
-    return value.shape
-
-
 def _store(value, dtype):
     """Return a value as a list stores it: an ndarray of the list's dtype, or a variant's object.
 
@@ -1458,10 +1454,6 @@ def TensorListConcatV2(  # noqa: N802
     ((3, 2), array([1, 2]))
     """
     return _concat("TensorListConcatV2", input_handle, element_dtype, element_shape, leading_dims, True)
-
-
-def _position(x):
-    return x if isinstance(x, TensorListHandle) else None
 
 
 @_op("TensorListConcatLists")

@@ -44,6 +44,7 @@ import numpy as np
 from . import _config, _kernels
 from . import _engine as E
 from ._engine import CAP, GEN, ITEMSIZE, LAYOUT, NSHAPES, SIZE, USED, WIDTH
+from ._shapes import partial_str
 from ._storage import DENSE_FACTOR, DENSE_SLACK_BYTES, _new, _oom, shape_table
 
 VARIANT = np.dtype(object)
@@ -175,7 +176,7 @@ class TensorListHandle:
     def __repr__(self):
         st = self._st
         n = len(self)
-        es = "<unknown>" if st.element_shape is None else "[" + ",".join("?" if d is None else str(d) for d in st.element_shape) + "]"  # noqa: E501
+        es = partial_str(st.element_shape)
         return f"TensorListHandle({dtype_name(st.dtype)}, {es}, {n} element{'' if n == 1 else 's'})"
 
     def __reduce__(self):
