@@ -265,8 +265,10 @@ class _Store:
         """Give the stale handle ``h`` a storage of its own holding its version; return it."""
         v = h._v
         copy = self.copy()
-        for k in range(self.ver - 1 - self.base, v - 1 - self.base, -1):
-            copy.undo(self.log[k])
+        for u in range(self.ver - 1, v - 1, -1):  # undo version u + 1 into u
+            # (base is read each time: a handle freed meanwhile, by the garbage collector, can drop
+            # entries below v and so move the log's start; the entries from v on stay, as h is alive)
+            copy.undo(self.log[u - self.base])
         copy.alive[0] = 1
         h._st, h._v = copy, 0
         self.forget(v)
