@@ -1276,8 +1276,7 @@ def TensorListScatterIntoExistingList(  # noqa: N802
             raise _messages.error("NT-tl-scatter-negative")
         if strict:
             raise _messages.error("NT-tl-scatter-shape", index=i, shape=shape_str(t.shape[1:]), element_shape=partial_str(es))  # noqa: E501
-    entries = [st.set(i, _store(t[k], st.dtype)) for k, i in enumerate(idx.tolist())]
-    return st.commit((entries,))
+    return st.commit_many([(st.set, (i, _store(t[k], st.dtype))) for k, i in enumerate(idx.tolist())])
 
 
 def _concat(op, input_handle, element_dtype, es_in, leading, v2):
@@ -1517,9 +1516,7 @@ def TensorListConcatLists(input_a: Any, input_b: Any, element_dtype: Any, name: 
         items = [(j, sb.get(j)) for j in range(nb) if sb.is_set(j)]
         sa = store_of(x)
         na = sa.length
-        entries = [sa.resize(na + nb)]
-        entries += [sa.set(na + j, v) for j, v in items]
-        out.append(sa.commit((entries,)))
+        out.append(sa.commit_many([(sa.resize, (na + nb,)), *((sa.set, (na + j, v)) for j, v in items)]))
     if a.ndim == 0:
         return out[0]
     res = np.empty(len(out), object)

@@ -247,6 +247,21 @@ class _Store:
         self.alive[v] = 1  # the first handle of the new version
         return h
 
+    def commit_many(self, changes):
+        """Make several changes (``(method, args)`` pairs: ``set``, ``resize``) as one version; return its handle.
+
+        If one raises (an allocation), the ones made are undone first: the storage is as it was.
+        """
+        done = []
+        try:
+            for method, args in changes:
+                done.append(method(*args))
+        except BaseException:
+            for entry in reversed(done):
+                self.undo(entry)
+            raise
+        return self.commit((done,))
+
     def forget(self, version):
         """Note that a handle of ``version`` was freed; drop the log entries no living handle needs."""
         alive = self.alive

@@ -188,3 +188,31 @@ def test_freed_old_versions_let_the_log_go():
     del keep
     gc.collect()
     assert len(h._st.log) == 0
+
+
+def test_an_op_of_several_changes_that_fails_half_way_changes_nothing(monkeypatch):
+    from numba_ta._tensor_list import NumericStore
+
+    a = R.TensorListFromTensor(tensor=np.arange(6, dtype=F32).reshape(3, 2), element_shape=-1)
+    b = R.TensorListSplit(tensor=np.arange(3, dtype=F32), element_shape=-1, lengths=[1, 2])
+    real_set = NumericStore.set
+    calls = []
+
+    def failing_set(self, i, value):
+        calls.append(i)
+        if len(calls) == 2:
+            raise MemoryError("the second change cannot be allocated")
+        return real_set(self, i, value)
+
+    monkeypatch.setattr(NumericStore, "set", failing_set)
+    with pytest.raises(MemoryError):
+        R.TensorListScatterIntoExistingList(input_handle=a, tensor=np.full((2, 2), 9, F32), indices=[0, 4])
+    with pytest.raises(MemoryError):
+        calls.clear()
+        R.TensorListConcatLists(input_a=b, input_b=b, element_dtype=F32)
+    monkeypatch.undo()
+    assert a._v == a._st.ver and b._v == b._st.ver  # nothing was logged
+    np.testing.assert_array_equal(_stack(a), np.arange(6, dtype=F32).reshape(3, 2))
+    assert R.TensorListLength(input_handle=b) == 2
+    got = R.TensorListConcatV2(input_handle=b, element_shape=-1, leading_dims=[], element_dtype=F32).tensor
+    np.testing.assert_array_equal(got, [0, 1, 2])
