@@ -559,7 +559,7 @@ def _fast_read(s, index, ndim, zshape, dt):
     if not ok:
         return False, np.empty(zshape, dt)
     sp, _ = _buf(s, "dims")
-    out = np.empty(_dims_at(zshape, sp, a), dt)
+    out = E._advise(np.empty(_dims_at(zshape, sp, a), dt))
     outp = _ptr(out)
     bp, _ = _buf(s, "data")
     dp = _cast(bp, out)
@@ -685,7 +685,7 @@ def _fast_stack(s, ndim, zshape1, dt):
     shp = tuple_setitem(zshape1, 0, n)
     for k in range(ndim):
         shp = tuple_setitem(shp, k + 1, sp[a + k])
-    out = np.empty(shp, dt)
+    out = E._advise(np.empty(shp, dt))
     fp = _ptr(out)
     bp, _ = _buf(s, "data")
     dp = _cast(bp, out)

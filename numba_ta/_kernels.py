@@ -196,6 +196,23 @@ def _copy_run(dst, src):
 
 
 @_kernel()
+def _add_run(dst, src):
+    """Add ``src`` into ``dst`` (1-D, same size and dtype; IEEE sums, wrapping integers).
+
+    Parameters
+    ----------
+    dst, src : (n,) ndarray
+        Contiguous runs of one numeric dtype.
+
+    Returns
+    -------
+    None
+    """
+    for j in range(dst.size):
+        dst[j] += src[j]
+
+
+@_kernel()
 def _zero_run(dst):
     """Set ``dst`` to zeros.
 
@@ -275,6 +292,42 @@ def _write_segments(data, dst_offsets, src, src_offsets, sizes):
 
 
 _write_segments, _write_segments_par = _serial_and_parallel(_write_segments)
+
+
+def _store_or_add_segments(data, dst_offsets, src, src_offsets, sizes, add):
+    """Copy, or add where ``add[k]``, ``src[src_offsets[k]:][:sizes[k]]`` to ``data[dst_offsets[k]:]``.
+
+    A scatter or split into a gradient array: elements written before sum (IEEE sums,
+    wrapping integers), the others are stored.
+
+    Parameters
+    ----------
+    data : (capacity_items,) ndarray
+        Flat storage of the array's dtype, written in place.
+    dst_offsets : (n,) int64 ndarray
+        Destination start of each element (unique, the element runs disjoint).
+    src : (m,) ndarray
+        Flat source, of ``data``'s dtype.
+    src_offsets, sizes : (n,) int64 ndarray
+        Start and items of each element in ``src``.
+    add : (n,) bool ndarray
+        Sum into the destination instead of storing.
+
+    Returns
+    -------
+    None
+    """
+    for k in prange(dst_offsets.shape[0]):
+        d = dst_offsets[k]
+        s = src_offsets[k]
+        z = sizes[k]
+        if add[k]:
+            _add_run(data[d : d + z], src[s : s + z])
+        else:
+            _copy_run(data[d : d + z], src[s : s + z])
+
+
+_store_or_add_segments, _store_or_add_segments_par = _serial_and_parallel(_store_or_add_segments)
 
 
 
