@@ -33,6 +33,8 @@ import warnings
 import numpy as np
 from numba import njit, prange
 
+from . import _cache
+
 # The decorator policy, in one place: every kernel is decorated with ``@_kernel()`` (or
 # ``@_kernel(parallel=True)`` for a ``*_par`` kernel), which applies these options.
 _JIT = dict(cache=True, nogil=True)
@@ -67,10 +69,13 @@ def _warn_no_cache(source):
 def _kernel(parallel=False):
     """Return the kernels' decorator: ``njit`` with ``_JIT`` (``_PJIT`` when ``parallel``).
 
+    Every kernel's cache is a :class:`numba_ta._cache.KernelCache`: Numba's, which first
+    looks in the compiled code shipped with the package (``pip install .`` compiles it).
     ``njit(cache=True)`` raises ``RuntimeError: cannot cache function ...: no locator
     available`` at decoration time when Numba can write to none of its cache directories
-    (a read-only install, no writable HOME, no ``NUMBA_CACHE_DIR``).  The kernel is then
-    compiled without the cache, and one :class:`KernelCacheWarning` per process says so.
+    (a read-only install, no writable HOME, no ``NUMBA_CACHE_DIR``).  The kernel then only
+    reads the shipped code, and what is not there is compiled in each process; without
+    shipped code one :class:`KernelCacheWarning` per process says so.
     """
     options = _PJIT if parallel else _JIT
 
@@ -78,11 +83,16 @@ def _kernel(parallel=False):
         _KERNELS.append(func.__name__)
         try:
             kernel = njit(**options)(func)
+            writable = True
         except RuntimeError as e:
             if "no locator available" not in str(e):
                 raise
-            _warn_no_cache(func.__code__.co_filename)
             kernel = njit(**dict(options, cache=False))(func)
+            writable = False
+        if hasattr(kernel, "_cache"):  # a dispatcher (not NUMBA_DISABLE_JIT's plain function)
+            kernel._cache = _cache.KernelCache(func, writable)
+            if not writable and not kernel._cache.has_shipped():
+                _warn_no_cache(func.__code__.co_filename)
         return _hold_signals_while_loading(kernel)
 
     return decorate

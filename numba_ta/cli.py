@@ -37,6 +37,7 @@ import math
 import os
 import platform
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import NamedTuple, NoReturn, TextIO
@@ -215,6 +216,41 @@ def _progress(steps: int, out: TextIO) -> tuple[Callable[[int, float, float], No
     return callback, bar.close
 
 
+class _Ticker:
+    """Context manager that shows the seconds spent in its block (for a wait of unknown length).
+
+    On an interactive stderr a line ``<label> ... N s`` counts up every second until the
+    block ends (then it is cleared); elsewhere nothing is printed meanwhile.  ``seconds``
+    holds the block's duration afterwards.
+    """
+
+    def __init__(self, label: str, out: TextIO) -> None:
+        self.label = label
+        self.seconds = 0.0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._live = sys.stderr.isatty() and out is sys.stdout
+
+    def _tick(self) -> None:
+        t0 = time.perf_counter()
+        while not self._stop.wait(1.0):
+            print(f"\r{self.label} ... {time.perf_counter() - t0:.0f} s", end="", file=sys.stderr, flush=True)
+
+    def __enter__(self) -> _Ticker:
+        self._t0 = time.perf_counter()
+        if self._live:
+            self._thread = threading.Thread(target=self._tick, daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.seconds = time.perf_counter() - self._t0
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
+
+
 def _printable(text: str, stream: object) -> str:
     """`text` with characters that `stream` cannot encode backslash-escaped."""
     encoding = getattr(stream, "encoding", None) or "utf-8"
@@ -251,6 +287,9 @@ def _run_demo(args: argparse.Namespace, out: TextIO) -> int:
         flush=True,
     )
     t0 = time.perf_counter()
+    with _Ticker("preparing numba_ta's compiled code (compiled once, then loaded from the cache)", out) as ticker:
+        char_rnn.prepare_kernels(len(vocab), args.hidden, args.seq_len, jit=args.jit, seed=args.seed)
+    print(f"{ticker.label}: {ticker.seconds:.1f} s", file=out, flush=True)
     callback, close = _progress(args.steps, out)
     try:
         tr = char_rnn.train(

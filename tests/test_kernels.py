@@ -4,8 +4,8 @@ import numba
 import numpy as np
 import pytest
 
+from numba_ta import _cache, _kernels, _storage
 from numba_ta import _engine as E
-from numba_ta import _kernels, _storage
 
 DISPATCHERS = {  # the kernels and the engine's entries for the Python layer
     name: obj
@@ -137,10 +137,40 @@ def test_kernel_without_cache_locator_compiles_uncached_and_warns_once(monkeypat
     assert issubclass(_kernels.KernelCacheWarning, RuntimeWarning)
     assert serial(1) == 2 and par(2) == 3
     for k, parallel in ((serial, False), (par, True)):
-        assert k._cache.__class__.__name__ == "NullCache"
+        assert isinstance(k._cache, _cache.KernelCache) and not k._cache.writable
+        assert not k._cache.has_shipped()
         assert k.targetoptions.get("nogil") is True
         assert k.targetoptions.get("parallel", False) is parallel
     assert _kernels._KERNELS == ["serial", "par"]
+
+
+@pytest.mark.skipif(numba.config.DISABLE_JIT, reason="NUMBA_DISABLE_JIT=1: nothing is cached")
+def test_code_compiled_into_the_shipped_folder_is_loaded_not_compiled(monkeypatch, tmp_path):
+    """What ``python -m numba_ta._precompile`` compiles is loaded from the package's folder, if the sources match."""
+    monkeypatch.setattr(_kernels, "_KERNELS", [])
+    monkeypatch.setattr(_cache, "SHIPPED_DIR", tmp_path / "absent")
+    monkeypatch.setenv("NUMBA_TA_PRECOMPILE_INTO", str(tmp_path / "built"))  # as at build time
+    built = _kernels._kernel()(_fresh_function("shipped"))
+    assert built(1) == 2
+    assert sum(built.stats.cache_misses.values()) == 1
+    assert len(list((tmp_path / "built").glob("*.nbi"))) == 1
+    monkeypatch.delenv("NUMBA_TA_PRECOMPILE_INTO")
+    monkeypatch.setattr(_cache, "SHIPPED_DIR", tmp_path / "built")  # as installed
+    loaded = _kernels._kernel()(_fresh_function("shipped"))
+    assert loaded(1) == 2
+    assert sum(loaded.stats.cache_hits.values()) == 1 and not loaded.stats.cache_misses
+    monkeypatch.setattr(_cache, "_stamp", "other sources or options")  # another build: compiled, not loaded
+    compiled = _kernels._kernel()(_fresh_function("shipped"))
+    assert compiled(1) == 2
+    assert sum(compiled.stats.cache_misses.values()) == 1 and not compiled.stats.cache_hits
+
+
+def test_source_stamp_covers_the_sources_and_numba_options(monkeypatch):
+    stamp = _cache.source_stamp()
+    assert len(stamp) == 64 and stamp == _cache.source_stamp()
+    monkeypatch.setattr(_cache, "_stamp", None)
+    monkeypatch.setattr(numba.core.config, "BOUNDSCHECK", not numba.core.config.BOUNDSCHECK)
+    assert _cache.source_stamp() != stamp
 
 
 def test_kernel_helper_lets_other_errors_through(monkeypatch):

@@ -6,8 +6,10 @@ of this source tree) into a fresh venv that sees this interpreter's packages
 the venv read-only (``chmod -R a-w``) and runs a script with HOME set to a read-only
 directory and no ``NUMBA_CACHE_DIR``, so Numba has no directory to cache compiled kernels
 in.  The script imports numba_ta from the venv, runs every op (the parallel kernels too)
-and checks the results.  It must succeed and print ``OK``, with the kernels compiled without
-the cache and exactly one warning from numba_ta.  (Numba raises ``RuntimeError: cannot
+and checks the results.  It must succeed and print ``OK``: built as ``pip install .`` builds
+it, loading every kernel from the compiled code shipped in the package, without a warning;
+built with ``NUMBA_TA_PRECOMPILE=0``, compiling the kernels without the cache, with exactly
+one warning from numba_ta.  (Numba raises ``RuntimeError: cannot
 cache function ...: no locator available`` at decoration time there; without numba_ta's
 fallback the import fails.)
 
@@ -56,6 +58,7 @@ _IGNORE = shutil.ignore_patterns(
     ".ruff_cache",
     "_build",
     ".asv",
+    "_compiled",
 )
 
 SCRIPT = textwrap.dedent(
@@ -101,6 +104,16 @@ SCRIPT = textwrap.dedent(
     for t in range(3):
         ta = ta.write(t, np.full(2, t, np.float64))
     assert ta.stack().shape == (3, 2)
+
+    from numba.core.registry import CPUDispatcher
+    from numba_ta import _engine, _tensor_list
+    compiled = loaded = 0
+    for module in (_engine, _kernels, _tensor_list):
+        for obj in vars(module).values():
+            if isinstance(obj, CPUDispatcher):
+                loaded += sum(obj.stats.cache_hits.values())
+                compiled += sum(obj.stats.cache_misses.values())
+    print(f"loaded {loaded} compiled {compiled}")
     print("OK")
     """
 )
@@ -150,8 +163,14 @@ def workdir():
     shutil.rmtree(path, ignore_errors=True)
 
 
-def test_readonly_install_runs_every_op(workdir):
-    """Import and every op work from a read-only install with no writable Numba cache directory."""
+@pytest.mark.parametrize("shipped", [True, False], ids=["compiled-at-install", "NUMBA_TA_PRECOMPILE=0"])
+def test_readonly_install_runs_every_op(workdir, shipped):
+    """Import and every op work from a read-only install with no writable Numba cache directory.
+
+    Built as ``pip install .`` builds it, the package holds its compiled engine and kernels
+    (``numba_ta/_compiled``): every op loads them, none is compiled, and nothing warns.
+    Built with ``NUMBA_TA_PRECOMPILE=0``, every op compiles in the process, with one warning.
+    """
     src = workdir / "src"
     shutil.copytree(ROOT, src, ignore=_IGNORE)
     venv = workdir / "venv"
@@ -167,6 +186,7 @@ def test_readonly_install_runs_every_op(workdir):
         Path(purelib, "_outer_site.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_CACHE", "PYTHON", "XDG_CACHE"))}
     env.update(PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
+    env["NUMBA_TA_PRECOMPILE"] = "1" if shipped else "0"
     install = subprocess.run(
         [py, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", str(src)],
         cwd=workdir,
@@ -219,7 +239,15 @@ def test_readonly_install_runs_every_op(workdir):
     assert run.returncode == 0, report
     assert run.stdout.splitlines()[-1:] == ["OK"], report
     assert f"numba_ta from {venv}" in run.stdout, report  # the installed copy, not the source tree
-    assert "kernel cache NullCache" in run.stdout, report  # Numba really had nowhere to cache
+    assert "kernel cache KernelCache" in run.stdout, report
     ours = [line for line in run.stderr.splitlines() if "Warning:" in line and "numba_ta" in line]
-    assert len(ours) == 1, report  # one warning per process, not one per kernel
-    assert "NUMBA_CACHE_DIR" in ours[0], report  # and it says what to do
+    counts = next(line for line in run.stdout.splitlines() if line.startswith("loaded "))
+    if shipped:
+        assert (venv / "lib").is_dir() and list(venv.glob("lib/*/site-packages/numba_ta/_compiled/*.nbi")), report
+        assert counts.endswith(" compiled 0") and counts != "loaded 0 compiled 0", report  # all loaded
+        assert ours == [], report
+    else:
+        assert not list(venv.glob("lib/*/site-packages/numba_ta/_compiled")), report
+        assert counts.startswith("loaded 0 "), report  # Numba really had nowhere to cache
+        assert len(ours) == 1, report  # one warning per process, not one per kernel
+        assert "NUMBA_CACHE_DIR" in ours[0], report  # and it says what to do
