@@ -56,11 +56,15 @@ nitpick_ignore = [
     ("py:class", "typing.Any"),
     # the type annotations shown in the signatures (written as in the source, e.g. npt.ArrayLike)
     ("py:class", "Storage"),  # TensorArrayHandle's internal array state, not public
-    # the result tuples of TensorListPopBack, TensorListConcat and TensorListConcatV2 in the return
-    # annotations: namedtuples named after the op (as tf.raw_ops' are), not documented as classes
-    ("py:class", "numba_ta._list_ops.TensorListPopBack"),
-    ("py:class", "numba_ta._list_ops.TensorListConcat"),
-    ("py:class", "numba_ta._list_ops.TensorListConcatV2"),
+    # the result tuples of the ops with several outputs in the return annotations: namedtuples named
+    # after the op (as tf.raw_ops' are, numba_ta/_opdefs.py), not documented as classes
+    ("py:class", "TensorArrayV3Result"),
+    ("py:class", "TensorArrayConcatV3Result"),
+    ("py:class", "TensorArrayGradV3Result"),
+    ("py:class", "TensorArrayGradWithShapeResult"),
+    ("py:class", "numba_ta._opdefs.TensorListPopBack"),
+    ("py:class", "numba_ta._opdefs.TensorListConcat"),
+    ("py:class", "numba_ta._opdefs.TensorListConcatV2"),
 ]
 nitpick_ignore_regex = [
     # numpy, numpy.typing and standard-library types of the annotations; no intersphinx to link them to

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
+import sys
 import types
+import warnings
 
 import numpy as np
 
@@ -105,6 +108,22 @@ def tf_name(dtype):
     if dtype.kind in "US":
         return "string"  # what TF calls str and bytes values (numba_ta stores no strings)
     return _TF_NAMES.get(dtype, dtype.name)
+
+
+def tensor_dtype_name(value):
+    """Return TF's name of a TensorFlow tensor's dtype (``int64``, ``float``, ``variant`` ...); None for others.
+
+    A tensor is an object with a ``dtype`` that has ``as_datatype_enum`` (a
+    ``tf.Tensor``); numpy values and Python values give None.
+    """
+    if type(value) is np.ndarray:
+        return None
+    enum = getattr(getattr(value, "dtype", None), "as_datatype_enum", None)
+    if not isinstance(enum, int):
+        return None
+    if enum in _TF_ENUM:
+        return tf_name(_TF_ENUM[enum])
+    return _TF_ENUM_UNSUPPORTED.get(enum, str(enum))
 
 
 def unsupported(argname, value):
@@ -478,19 +497,62 @@ def _is_array_like(obj):
     return not isinstance(obj, bytes)
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_ComplexWarning = getattr(np, "exceptions", np).ComplexWarning
+_ERR_KEYS = {"overflow": "over", "invalid value": "invalid"}
+
+
+def _warn_user(message, category):
+    """``warnings.warn`` pointing at the user's line: the first frame outside numba_ta (its ``stacklevel``)."""
+    frame = sys._getframe(1)
+    level = 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, category, stacklevel=level)
+
+
+def _cast(arr, dtype):
+    """``arr.astype(dtype)``, with numpy's warnings of the cast issued at the user's line, not here.
+
+    numpy warns where ``astype`` is called (this module): complex to real
+    (``ComplexWarning``), values out of range or NaN to an integer
+    (``RuntimeWarning``: overflow, invalid value; or ``FloatingPointError`` where
+    ``np.seterr`` says ``raise``).  The same warnings, with numpy's texts, go to the
+    line of the caller of numba_ta instead.
+    """
+    if arr.dtype.kind == "c" and np.dtype(dtype).kind in "iuf":  # (to bool: the values' truth, no warning)
+        _warn_user("Casting complex values to real discards the imaginary part", _ComplexWarning)
+        arr = arr.real
+    user = np.geterr()
+    if any(user[k] not in ("ignore", "warn", "raise") for k in _ERR_KEYS.values()):  # 'call', 'print', 'log'
+        return arr.astype(dtype)
+    seen = []
+    with np.errstate(over="call", invalid="call", call=lambda kind, _flag: seen.append(kind)):
+        out = arr.astype(dtype)
+    for kind in dict.fromkeys(seen):
+        mode = user[_ERR_KEYS.get(kind, "invalid")]
+        text = f"{kind} encountered in cast"
+        if mode == "raise":
+            raise FloatingPointError(text)
+        if mode == "warn":
+            _warn_user(text, RuntimeWarning)
+    return out
+
+
 def _tensor_proto_array(value, dtype, argname):
     """TF's ``make_tensor_proto(value, dtype)`` as far as the array it makes."""
     if _is_array_like(value):
         arr = np.asarray(value)
         if dtype is not None:
-            arr = arr.astype(dtype)
+            arr = _cast(arr, dtype)
     else:
         if value is None:
             raise ValueError("None values not supported.")
         if dtype is not None:
             _assert_compatible(value, dtype)
         if dtype is not None and dtype.kind in "iufc":
-            arr = np.array(value).astype(dtype)
+            arr = _cast(np.array(value), dtype)
         else:
             arr = np.array(value, dtype=dtype)
         dims = _dense_dims(value)
@@ -500,7 +562,7 @@ def _tensor_proto_array(value, dtype, argname):
             )
         if dtype is None:
             if arr.dtype == np.float64:
-                arr = arr.astype(np.float32)
+                arr = _cast(arr, np.dtype(np.float32))
             elif arr.dtype == np.int64:
                 down = arr.astype(np.int32)
                 if np.array_equal(down, arr):

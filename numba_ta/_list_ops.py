@@ -14,15 +14,16 @@ from __future__ import annotations
 import functools
 import math
 import numbers
-from collections import namedtuple
 from typing import Any
 
 import numpy as np
 
 from . import _messages
 from ._dtypes import as_dtype, to_array, to_index_array, unsupported
+from ._opdefs import INPUTS, TensorListConcatResult, TensorListConcatV2Result, TensorListPopBackResult, check_input
+from ._registry import TensorArrayHandle
 from ._shapes import as_partial, is_compatible, is_fully_defined, merge, partial_str, shape_str
-from ._storage import _new, _tag, _unmask
+from ._storage import _arange, _int64, _new, _tag, _unmask, _work_oom
 from ._tensor_list import (
     _UNSET,
     VARIANT,
@@ -59,12 +60,6 @@ __all__ = [
     "TensorListElementShape",
     "TensorListResize",
 ]
-
-# the result tuples, named as tf.raw_ops names them (their repr is TF's)
-TensorListPopBackResult = namedtuple("TensorListPopBack", ["output_handle", "tensor"])  # type: ignore[name-match]
-TensorListConcatResult = namedtuple("TensorListConcat", ["tensor", "lengths"])  # type: ignore[name-match]
-TensorListConcatV2Result = namedtuple("TensorListConcatV2", ["tensor", "lengths"])  # type: ignore[name-match]
-
 
 
 def _op(name):
@@ -156,16 +151,64 @@ def _not_variant(op, k, value):
     return _messages.error("NT-input-dtype", op=op, index=k, expected="variant", dtype=_name(a.dtype))
 
 
+def _nested_handles(x):
+    """Return a list or tuple holding lists (at any depth) as an object ndarray; None for anything else.
+
+    TF converts such a value to a variant tensor of its shape, which a one-list input
+    refuses with L1.  A sequence that also holds other values, or a ragged one, does
+    not convert: TF's ``TypeError`` or ``ValueError``.
+    """
+    shape = []
+    v = x
+    while isinstance(v, (list, tuple)):
+        shape.append(len(v))
+        if not v:  # TF makes an empty variant tensor of this shape
+            return np.empty(shape, object)
+        v = v[0]
+    flat = []
+
+    def walk(v, depth):
+        if depth == len(shape):
+            if isinstance(v, (list, tuple)):
+                raise ValueError(_RAGGED)
+            flat.append(v)
+            return
+        if not isinstance(v, (list, tuple)) or len(v) != shape[depth]:
+            raise ValueError(_RAGGED)
+        for item in v:
+            walk(item, depth + 1)
+
+    walk(x, 0)
+    if not any(isinstance(v, TensorListHandle) for v in flat):
+        return None
+    for v in flat:
+        if not isinstance(v, (TensorListHandle, VariantZero)):
+            raise TypeError(f"Cannot convert {v!r} to EagerTensor of dtype variant")
+    a = np.empty(len(flat), object)
+    a[:] = flat
+    return a.reshape(shape)
+
+
+_RAGGED = "Can't convert non-rectangular Python sequence to Tensor."
+
+
 def _list(x, op, k=0):
     """Return the handle of a list input (L1, L2; a non-variant input is refused as TF's op definition refuses it)."""
     if type(x) is TensorListHandle:
         return x
+    if isinstance(x, (list, tuple)):
+        a = _nested_handles(x)
+        if a is not None:
+            x = a
     if isinstance(x, np.ndarray) and x.dtype == object:
         if x.ndim:
             raise _messages.error("L1", shape=shape_str(x.shape))
         x = x[()]
         if isinstance(x, TensorListHandle):
             return x
+    if isinstance(x, TensorArrayHandle):  # an array where a list belongs: TF's resource tensor
+        raise _messages.error("NT-input-dtype", op=op, index=k, expected="variant", dtype="resource")
+    check_input(x, op, INPUTS[op][k][0])  # a TensorFlow tensor
     if isinstance(x, VariantZero) or (not isinstance(x, (np.ndarray, np.generic, numbers.Number, list, tuple, str, bytes)) and x is not None):  # noqa: E501
         raise _messages.error("L2", value=str(x))
     if x is None:
@@ -173,10 +216,16 @@ def _list(x, op, k=0):
     raise _not_variant(op, k, x)
 
 
-def _shape_input(value, op=None):
-    """Read an ``element_shape`` tensor as TF's ``TensorShapeFromTensor`` (L12 with ``op``, else L5; L4, L6)."""
+def _shape_input(value, op=None, owner=None):
+    """Read an ``element_shape`` tensor as TF's ``TensorShapeFromTensor`` (L12 with ``op``, else L5; L4, L6).
+
+    ``owner`` is the op whose input it is: a TensorFlow tensor of a dtype its op
+    definition refuses raises there (:func:`~numba_ta._opdefs.check_input`).
+    """
     if value is not None and not isinstance(value, (np.ndarray, np.generic, numbers.Number, list, tuple)):
         if hasattr(value, "numpy"):
+            if owner is not None:
+                check_input(value, owner, "element_shape")
             value = value.numpy()
         else:  # TensorShape, tf.TensorShape, TensorShapeProto
             return as_partial(value)
@@ -195,10 +244,21 @@ def _shape_input(value, op=None):
     return tuple(None if d == -1 else int(d) for d in a.tolist())
 
 
-def _scalar_int(value, argname, dtype=np.int32):
-    """Return an integer tensor argument as an ndarray (its shape is checked by the caller)."""
+def _check_shape_input(value, owner):
+    """TF's op-definition check of an ``element_shape`` input the op reads only sometimes (GetItem, PopBack)."""
+    if type(value) is not int:
+        check_input(value, owner, "element_shape")
+
+
+def _scalar_int(value, argname, dtype=np.int32, owner=None):
+    """Return an integer tensor argument as an ndarray (its shape is checked by the caller).
+
+    ``owner``: the op whose input it is, for the check of a TensorFlow tensor's dtype.
+    """
     if type(value) is int and -(2**31) <= value < 2**31:
         return np.array(value, np.int64)
+    if owner is not None:
+        check_input(value, owner, argname)
     return to_index_array(value, argname, dtype)
 
 
@@ -320,10 +380,10 @@ def EmptyTensorList(  # noqa: N802 - TF's op name
     0
     """
     dt = _element_dtype(element_dtype)
-    m = _scalar_int(max_num_elements, "max_num_elements")
+    m = _scalar_int(max_num_elements, "max_num_elements", owner="EmptyTensorList")
     if m.ndim:
         raise _messages.error("L7", shape=shape_str(m.shape))
-    es = _shape_input(element_shape)
+    es = _shape_input(element_shape, owner="EmptyTensorList")
     return new_store(dt, es, int(m)).handle()
 
 
@@ -369,8 +429,8 @@ def TensorListReserve(  # noqa: N802
     (3, 2)
     """
     dt = _element_dtype(element_dtype)
-    es = _shape_input(element_shape)
-    n = _scalar_int(num_elements, "num_elements")
+    es = _shape_input(element_shape, owner="TensorListReserve")
+    n = _scalar_int(num_elements, "num_elements", owner="TensorListReserve")
     if n.ndim:
         raise _messages.error("L8", shape=shape_str(n.shape))
     if n < 0:
@@ -386,7 +446,10 @@ def _from_rows(dt, es, length, at, t):
         for k, i in enumerate(np.asarray(at).tolist()):
             items[i] = t[k] if t.ndim == 1 else t[k].copy()
         return ObjectStore(es, -1, items).handle()
-    return NumericStore.from_rows(dt, es, -1, length, at, t).handle()
+    try:
+        return NumericStore.from_rows(dt, es, -1, length, at, t).handle()
+    except MemoryError as e:  # its work arrays of length elements: TF's OOM error
+        raise _work_oom(e, length) from None
 
 
 @_op("TensorListFromTensor")
@@ -429,14 +492,14 @@ def TensorListFromTensor(tensor: Any, element_shape: Any, name: str | None = Non
     >>> TensorListGetItem(input_handle=h, index=1, element_shape=-1, element_dtype=np.float64)
     array([2., 3.])
     """
-    es = _shape_input(element_shape, "TensorListFromTensor")
+    es = _shape_input(element_shape, "TensorListFromTensor", owner="TensorListFromTensor")
     t = _value(tensor, "tensor")
     if t.ndim == 0:
         raise _messages.error("L10", shape=shape_str(t.shape))
     if not is_compatible(es, t.shape[1:]):
         raise _messages.error("L11", element_shape=partial_str(es), shape=shape_str(t.shape[1:]))
     n = t.shape[0]
-    return _from_rows(t.dtype, es, n, np.arange(n), t)
+    return _from_rows(t.dtype, es, n, _arange(n, np.int64), t)
 
 
 # --------------------------------------------------------------------------- inspecting
@@ -580,6 +643,8 @@ def TensorListGetItem(  # noqa: N802
     try:
         dt = _element_dtype(element_dtype)
         h = input_handle if type(input_handle) is TensorListHandle else _list(input_handle, "TensorListGetItem")
+        if type(element_shape) is not int:
+            _check_shape_input(element_shape, "TensorListGetItem")
         st = h._st
         if h._v != st.ver:
             st = st.materialize(h)
@@ -587,7 +652,7 @@ def TensorListGetItem(  # noqa: N802
         if type(index) is int and -(2**31) <= index < 2**31:
             i = index
         else:
-            idx = _scalar_int(index, "index")
+            idx = _scalar_int(index, "index", owner="TensorListGetItem")
             if idx.size != 1:
                 raise _messages.error("NT-tl-index", shape=shape_str(idx.shape))
             i = int(idx.reshape(-1)[0])
@@ -666,7 +731,7 @@ def TensorListSetItem(  # noqa: N802
         if type(index) is int and -(2**31) <= index < 2**31:
             i = index
         else:
-            idx = _scalar_int(index, "index")
+            idx = _scalar_int(index, "index", owner="TensorListSetItem")
             if idx.ndim:
                 raise _messages.error("L17", shape=shape_str(idx.shape), values=_summarize(idx))
             i = int(idx)
@@ -751,8 +816,12 @@ def TensorListPushBack(input_handle: Any, tensor: Any, name: str | None = None) 
         raise _unmask(e) from None
 
 
-def _handles(value, argname):
-    """Return a vector (or any array) of list inputs as an object ndarray."""
+def _handles(value, argname, op):
+    """Return a vector (or any array) of list inputs as an object ndarray (a TensorFlow tensor: TF's dtype check)."""
+    check_input(value, op, argname)
+    if isinstance(value, TensorArrayHandle):  # an array where lists belong: TF's resource tensor
+        k = [a for a, _ in INPUTS[op]].index(argname)
+        raise _messages.error("NT-input-dtype", op=op, index=k, expected="variant", dtype="resource")
     if isinstance(value, np.ndarray):
         return value
     if isinstance(value, (list, tuple)):
@@ -806,7 +875,7 @@ def TensorListPushBackBatch(input_handles: Any, tensor: Any, name: str | None = 
     [1, 1]
     """
     t = _value(tensor, "tensor")
-    hs = _handles(input_handles, "input_handles")
+    hs = _handles(input_handles, "input_handles", "TensorListPushBackBatch")
     if t.ndim == 0:
         raise _messages.error("L22", shape=shape_str(t.shape))
     if hs.ndim != 1:
@@ -879,6 +948,8 @@ def TensorListPopBack(  # noqa: N802
     try:
         dt = _element_dtype(element_dtype)
         h = input_handle if type(input_handle) is TensorListHandle else _list(input_handle, "TensorListPopBack")
+        if type(element_shape) is not int:
+            _check_shape_input(element_shape, "TensorListPopBack")
         st = h._st
         if h._v != st.ver:
             st = st.materialize(h)
@@ -939,7 +1010,7 @@ def TensorListResize(input_handle: Any, size: Any, name: str | None = None) -> T
     np.int32(1)
     """
     st = store_of(_list(input_handle, "TensorListResize"))
-    n = _scalar_int(size, "size")
+    n = _scalar_int(size, "size", owner="TensorListResize")
     if n.ndim:
         raise _messages.error("L58")
     if n < 0:
@@ -998,6 +1069,7 @@ def TensorListStack(  # noqa: N802
     """
     dt = _element_dtype(element_dtype)
     st = store_of(_list(input_handle, "TensorListStack"))
+    _check_shape_input(element_shape, "TensorListStack")
     _check_dtype(dt, st)
     n = st.length
     ne = int(num_elements)
@@ -1012,7 +1084,10 @@ def TensorListStack(  # noqa: N802
         m = _infer(m, st)
     if not is_fully_defined(m):
         raise _messages.error("L30", element_shape=partial_str(m))
-    return st.rows(np.arange(n), m)
+    try:
+        return st.rows(_arange(n, np.int64), m)
+    except MemoryError as e:  # the work arrays of n elements: TF's OOM error
+        raise _work_oom(e, n) from None
 
 
 @_op("TensorListGather")
@@ -1063,33 +1138,39 @@ def TensorListGather(  # noqa: N802
     """
     dt = _element_dtype(element_dtype)
     st = store_of(_list(input_handle, "TensorListGather"))
+    check_input(indices, "TensorListGather", "indices")
+    _check_shape_input(element_shape, "TensorListGather")
     _check_dtype(dt, st)
     m = merge(_shape_input(element_shape), st.element_shape)
-    idx = _scalar_int(indices, "indices").reshape(-1).astype(np.int64)
+    idx = _int64(_scalar_int(indices, "indices").reshape(-1))
     if idx.size == 0:
         if not is_fully_defined(m):
             raise _messages.error("L31", element_shape=partial_str(m))
         return _zeros(st.dtype, (0, *m)) if st.dtype != VARIANT else np.empty((0, *m), object)
     n = st.length
-    bad = (idx < 0) | (idx >= n)
-    first_bad = int(np.argmax(bad)) if bad.any() else idx.size
-    if not is_fully_defined(st.element_shape):
-        m = _infer(m, st, idx[:first_bad])
-        if first_bad < idx.size:
-            raise _messages.error("L32", index=int(idx[first_bad]), size=n)
-        if not is_fully_defined(m):
-            raise _messages.error("L34", element_shape=partial_str(m))
-    elif first_bad < idx.size and is_fully_defined(m):  # (m is: the list's element shape is)
-        if math.prod(m):
-            raise _messages.error("L33", index=int(idx[first_bad]), size=n)
-        return _zeros(st.dtype, (idx.size, *m))
-    return st.rows(idx, m)
+    try:  # the work arrays of idx.size elements, and the result: TF's OOM error when they cannot be had
+        bad = (idx < 0) | (idx >= n)
+        first_bad = int(np.argmax(bad)) if bad.any() else idx.size
+        if not is_fully_defined(st.element_shape):
+            m = _infer(m, st, idx[:first_bad])
+            if first_bad < idx.size:
+                raise _messages.error("L32", index=int(idx[first_bad]), size=n)
+            if not is_fully_defined(m):
+                raise _messages.error("L34", element_shape=partial_str(m))
+        elif first_bad < idx.size and is_fully_defined(m):  # (m is: the list's element shape is)
+            if math.prod(m):
+                raise _messages.error("L33", index=int(idx[first_bad]), size=n)
+            return _zeros(st.dtype, (idx.size, *m))
+        return st.rows(idx, m)
+    except MemoryError as e:
+        raise _work_oom(e, idx.size) from None
 
 
 def _scatter_checks(op, tensor, indices, element_shape, num_elements=None):
-    es = _shape_input(element_shape, "TensorListScatter")
+    check_input(indices, op, "indices")
+    es = _shape_input(element_shape, "TensorListScatter", owner=op)
     if num_elements is not None:
-        ne = _scalar_int(num_elements, "num_elements")
+        ne = _scalar_int(num_elements, "num_elements", owner=op)
         if ne.ndim:
             raise _messages.error("L39")
         if ne < -1:
@@ -1258,6 +1339,7 @@ def TensorListScatterIntoExistingList(  # noqa: N802
            [5]], dtype=int32)
     """
     h = _list(input_handle, "TensorListScatterIntoExistingList")
+    check_input(indices, "TensorListScatterIntoExistingList", "indices")
     t = _value(tensor, "tensor")
     st = store_of(h)
     if t.dtype != st.dtype:
@@ -1286,9 +1368,11 @@ def _concat(op, input_handle, element_dtype, es_in, leading, v2):
         if attr is not None and len(attr) == 0:
             raise _messages.error("L69")  # TF's kernel refuses the attribute when it is made
     st = store_of(_list(input_handle, op))
+    if v2:
+        check_input(leading, op, "leading_dims")
     _check_dtype(dt, st)
     if v2:
-        m = merge(_shape_input(es_in), st.element_shape)
+        m = merge(_shape_input(es_in, owner=op), st.element_shape)
         if m is not None and len(m) == 0:
             raise _messages.error("L42")
         d = m[0] if m is not None else None
@@ -1315,40 +1399,43 @@ def _concat(op, input_handle, element_dtype, es_in, leading, v2):
             d = next(iter(dims0))
     if not is_fully_defined(rest):
         raise _messages.error("L46", element_shape=partial_str(rest))
-    lengths = st.first_dims()
-    unset = np.flatnonzero(~st.set_mask())
-    if unset.size:
-        if v2:
-            ld = _scalar_int(leading, "leading_dims", np.int64)
-            nld = ld.size
-            read = unset[unset < nld]
-            if read.size and ld.ndim != 1:
-                raise _messages.error("NT-tl-leading-vector", shape=shape_str(ld.shape))
-            rest_u = unset[unset >= nld]
-            if rest_u.size and d is None:
-                raise _messages.error("L48", index=int(rest_u[0]), leading=nld)
-            if read.size:
-                lengths[read] = ld.reshape(-1)[read]
-            lengths[rest_u] = -1 if d is None else d
-            neg = lengths[read] < 0
-            if neg.any():
-                raise _messages.error("NT-tl-leading-negative", value=int(lengths[read][np.argmax(neg)]))
-        else:
-            if d is None:
-                raise _messages.error("L47")
-            lengths[unset] = d
-    es = st.element_shape
-    if is_fully_defined(es):
-        # step 4 did not run: where TensorFlow reads the elements with a shape they do not have
-        # (tl-crashes), numba_ta raises what step 4 would have raised
-        if not es:
-            first = np.flatnonzero(st.set_mask())
-            if first.size:
-                raise _messages.error("L44", index=int(first[0]))
-        else:
-            merge(rest, es[1:])
-    out = st.concat_rows(np.arange(n), lengths, rest)
-    return result(out, lengths.astype(np.int64))
+    try:  # the work arrays of n elements, and the result: TF's OOM error when they cannot be had
+        lengths = st.first_dims()
+        unset = np.flatnonzero(~st.set_mask())
+        if unset.size:
+            if v2:
+                ld = _scalar_int(leading, "leading_dims", np.int64)
+                nld = ld.size
+                read = unset[unset < nld]
+                if read.size and ld.ndim != 1:
+                    raise _messages.error("NT-tl-leading-vector", shape=shape_str(ld.shape))
+                rest_u = unset[unset >= nld]
+                if rest_u.size and d is None:
+                    raise _messages.error("L48", index=int(rest_u[0]), leading=nld)
+                if read.size:
+                    lengths[read] = ld.reshape(-1)[read]
+                lengths[rest_u] = -1 if d is None else d
+                neg = lengths[read] < 0
+                if neg.any():
+                    raise _messages.error("NT-tl-leading-negative", value=int(lengths[read][np.argmax(neg)]))
+            else:
+                if d is None:
+                    raise _messages.error("L47")
+                lengths[unset] = d
+        es = st.element_shape
+        if is_fully_defined(es):
+            # step 4 did not run: where TensorFlow reads the elements with a shape they do not have
+            # (tl-crashes), numba_ta raises what step 4 would have raised
+            if not es:
+                first = np.flatnonzero(st.set_mask())
+                if first.size:
+                    raise _messages.error("L44", index=int(first[0]))
+            else:
+                merge(rest, es[1:])
+        out = st.concat_rows(_arange(n, np.int64), lengths, rest)
+        return result(out, _int64(lengths))
+    except MemoryError as e:
+        raise _work_oom(e, n) from None
 
 
 @_op("TensorListConcat")
@@ -1495,8 +1582,8 @@ def TensorListConcatLists(input_a: Any, input_b: Any, element_dtype: Any, name: 
     array([1, 2, 1, 2])
     """
     dt = _element_dtype(element_dtype)
-    a = _handles(input_a, "input_a")
-    b = _handles(input_b, "input_b")
+    a = _handles(input_a, "input_a", "TensorListConcatLists")
+    b = _handles(input_b, "input_b", "TensorListConcatLists")
     if a.shape != b.shape:
         raise _messages.error("L49", shape=shape_str(a.shape), other_shape=shape_str(b.shape))
     fa, fb = a.reshape(-1).tolist(), b.reshape(-1).tolist()
@@ -1568,7 +1655,8 @@ def TensorListSplit(tensor: Any, element_shape: Any, lengths: Any, name: str | N
     >>> TensorListGetItem(input_handle=h, index=1, element_shape=-1, element_dtype=np.int64)
     array([1, 2])
     """
-    es = _shape_input(element_shape)
+    check_input(lengths, "TensorListSplit", "lengths")
+    es = _shape_input(element_shape, owner="TensorListSplit")
     if es is not None and len(es) == 0:
         raise _messages.error("L53", element_shape=partial_str(es))
     t = _value(tensor, "tensor")

@@ -82,7 +82,16 @@ such check):
 * ``NT-jit-rank`` (``NotImplementedError``): inside compiled code, an
   element whose rank is not the one of the array's Numba type.
 * ``NT-input-dtype``: TensorFlow's op-definition check of an input's dtype
-  (a TensorList op given a tensor where a list belongs, ``tl-common``).
+  (a TensorList op given a tensor where a list belongs, ``tl-common``; a
+  TensorFlow tensor of another dtype than the op definition's, ``sem-common``
+  and ``tl-common``).
+* ``NT-input-attr``: the same check for an input whose dtype is an attribute
+  that allows only int32 and int64 (``shape_type``, ``Tshape``).
+* ``NT-handle-shape`` and ``NT-not-found`` (``NotFoundError``): a string
+  handle ``[container, name]`` (``sem-common``) that is not two strings, and
+  one that names no live array.
+* ``NT-grad-container``: a gradient op given a string handle whose container
+  is not ``_tensor_arrays``.
 
 numba_ta's own TensorList texts, where TensorFlow crashes or corrupts a list
 (the reference's ``tl-crashes``, listed in ``tl-message-codes``):
@@ -126,6 +135,7 @@ from typing import Any
 from .errors import (
     InternalError,
     InvalidArgumentError,
+    NotFoundError,
     OpError,
     ResourceExhaustedError,
     UnimplementedError,
@@ -491,6 +501,10 @@ MESSAGES: Mapping[str, tuple[type[Exception], str]] = MappingProxyType(
             "cannot compute {op} as input #{index}(zero-based) was expected to be a {expected} tensor but is a "
             "{dtype} tensor",
         ),
+        "NT-input-attr": (_IA, "Value for attr '{attr}' of {dtype} is not in the list of allowed values: {allowed}"),
+        "NT-handle-shape": (_IA, "Tensor array handle must be 2-element vector, but had shape: {shape}"),
+        "NT-not-found": (NotFoundError, "Resource __per_step_0/{key}/N10tensorflow11TensorArrayE does not exist."),
+        "NT-grad-container": (_IA, "Input container should be '_tensor_arrays',  but received '{container}'"),
         # ---------------------------------------------------------------- numba_ta's own TensorList texts (tl-crashes)
         "NT-tl-index": (
             _IA,

@@ -18,11 +18,13 @@ import itertools
 import os
 import threading
 import weakref
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from . import _messages
+from . import _messages, _opdefs
+from ._dtypes import tensor_dtype_name
+from ._shapes import shape_str
 
 if TYPE_CHECKING:
     from ._storage import Storage
@@ -174,19 +176,111 @@ def register(storage: Storage) -> TensorArrayHandle:
 def storage_of(handle: object, op: str) -> Storage:
     """Return the storage behind ``handle``.
 
-    Anything that is not a handle raises as TF's conversion to a resource tensor does:
-    ``InvalidArgumentError`` (a ``ValueError``) for None and arrays, ``TypeError`` otherwise.
+    ``handle`` is a :class:`TensorArrayHandle`, a ``numba_ta.TensorArray``, or
+    TF1's string handle ``[container, name]`` (see :func:`string_handle`).  A
+    TensorFlow tensor of another dtype, or a TensorList, raises TF's op
+    definition error (``NT-input-dtype``); anything else raises as TF's
+    conversion to a resource tensor does: ``InvalidArgumentError`` (a
+    ``ValueError``) for None and arrays, ``TypeError`` otherwise.
     """
     if isinstance(handle, TensorArrayHandle):
         return handle._storage
     inner = getattr(handle, "handle", None)  # a numba_ta.TensorArray passed where its handle belongs
     if isinstance(inner, TensorArrayHandle):
         return inner._storage
+    parts = string_handle(handle)
+    if parts is not None:
+        container, name = parts
+        if op in _GRAD_OPS and container != FORWARD_CONTAINER:
+            raise _messages.error("NT-grad-container", container=container)
+        return lookup(container + name)
+    if op in _opdefs.INPUTS:
+        _opdefs.check_input(handle, op, "handle")
+        if type(handle).__name__ == "TensorListHandle":  # a list where an array belongs: TF's variant tensor
+            raise _messages.error("NT-input-dtype", op=op, index=0, expected="resource", dtype="variant")
     fields = {"op_name": op, "handle": handle, "type_name": type(handle).__name__}
     if handle is None or isinstance(handle, np.ndarray):
         # a ValueError, as TF's conversion of these to a resource
         raise _messages.error("NT-handle", op=op, **fields)
     raise _messages.python_error("NT-handle-type", **fields)
+
+
+_GRAD_OPS = ("TensorArrayGradV3", "TensorArrayGradWithShape")
+
+
+def _text(x: object) -> str:
+    return x.decode(errors="backslashreplace") if isinstance(x, bytes) else str(x)
+
+
+def string_handle(handle: object) -> tuple[str, str] | None:
+    """Return ``(container, name)`` of TF1's string handle; None when ``handle`` is not strings.
+
+    TF1 graphs (the V2 ops, whose kernels the V3 ops share) address an array by a
+    string vector ``[container, name]``: ``_tensor_arrays`` and the array's unique
+    name, or ``_tensor_array_grads`` and a gradient array's.  Taken as a numpy
+    array of ``str`` or ``bytes`` (or an object array of them), a list or tuple of
+    them, or a TensorFlow string tensor (a bare ``str`` is not one: TensorFlow's
+    conversion of it to a resource handle raises ``TypeError``, and so does numba_ta).
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``NT-handle-shape``: strings, but not two of them.
+
+    Examples
+    --------
+    >>> string_handle([b"_tensor_arrays", b"TensorArrayV3_0"])
+    ('_tensor_arrays', 'TensorArrayV3_0')
+    >>> string_handle(3.0) is None
+    True
+    """
+    a: Any
+    if tensor_dtype_name(handle) == "string":
+        a = np.asarray(cast(Any, handle).numpy(), dtype=object)
+    elif isinstance(handle, np.ndarray):
+        a = handle
+    elif isinstance(handle, (list, tuple)):
+        try:
+            a = np.array(handle, dtype=object)
+        except ValueError:  # ragged: not a tensor at all
+            return None
+    else:
+        return None
+    if a.dtype.kind == "O":
+        if not a.size or not all(isinstance(x, (str, bytes)) for x in a.reshape(-1).tolist()):
+            return None
+    elif a.dtype.kind not in "US":
+        return None
+    if a.size != 2:
+        raise _messages.error("NT-handle-shape", shape=shape_str(a.shape))
+    container, name = a.reshape(-1).tolist()
+    return _text(container), _text(name)
+
+
+def lookup(key: str) -> Storage:
+    """Return the live array TF's resource manager finds under ``key`` (container and name, joined).
+
+    Raises
+    ------
+    NotFoundError
+        ``NT-not-found``: no live array has that key (numba_ta frees an array when
+        its last handle goes, where TF keeps it to the end of the step).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from numba_ta import raw_ops
+    >>> h, _ = raw_ops.TensorArrayV3(size=1, dtype=np.float32, tensor_array_name="lk")
+    >>> lookup("_tensor_arrays" + h.name) is h._storage
+    True
+    """
+    with _lock:
+        for container, grad in ((FORWARD_CONTAINER, False), (GRAD_CONTAINER, True)):
+            if key.startswith(container):
+                storage = _live.get(key[len(container) :])
+                if storage is not None and storage.is_grad == grad:  # type: ignore[attr-defined]
+                    return storage  # type: ignore[return-value]
+    raise _messages.error("NT-not-found", key=key)
 
 
 def _rename(storage: Storage, name: str) -> None:

@@ -148,12 +148,42 @@ def _oom(shape, dtype):
     return _messages.error("NT-oom", shape=shape_str(shape), dtype=tf_name(dtype))
 
 
-def _new(shape, dtype, zeros=False):
-    """Call ``np.empty``/``np.zeros``, raising :func:`_oom` (not a raw MemoryError or ValueError) when too big."""
+def _new(shape, dtype, zeros=False, make=None):
+    """Allocate an array of ``shape`` and ``dtype``, raising :func:`_oom` (not a raw MemoryError or ValueError).
+
+    Every array an op allocates goes through this check: ``np.empty`` (``np.zeros`` with
+    ``zeros``), or ``make()`` when given, a function that makes the array otherwise
+    (``np.arange``, a conversion) and raises ``MemoryError`` or ``ValueError`` only when it
+    cannot be had.
+    """
     try:
+        if make is not None:
+            return make()
         return (np.zeros if zeros else np.empty)(shape, dtype=dtype)
     except (MemoryError, ValueError):  # ValueError: "array is too big" / more items than an intp holds
         raise _oom(shape, dtype) from None
+
+
+def _arange(n, dtype):
+    """``np.arange(n)`` of ``dtype`` through :func:`_new`'s check (TF's ``range`` tensor of the class's stack)."""
+    return _new(n, dtype, make=lambda: np.arange(n, dtype=dtype))
+
+
+def _int64(a):
+    """Return ``a`` (integers) as a C-contiguous int64 array: a copy only when needed, through :func:`_new`."""
+    if a.dtype == np.int64 and a.flags.c_contiguous:
+        return a
+    return _new(a.shape, np.int64, make=lambda: np.ascontiguousarray(a, np.int64))
+
+
+def _work_oom(e, n):
+    """Return the error of a kernel that ran out of memory: TF's OOM error for its work array of ``n`` int64s.
+
+    The engine's kernels allocate their results through the engine's own check (an error
+    status, :func:`_oom`'s text); the work arrays they make besides (one int64 per element)
+    raise a raw ``MemoryError``, which becomes this.
+    """
+    return e if isinstance(e, OpError) else _oom(n, np.int64)
 
 
 def _unmask(e):
@@ -650,7 +680,11 @@ class Storage:
         attr, known = _partial(attr_shape)
         self.hdr[PARMIN] = _config.PARALLEL_MIN_ELEMENTS
         r = None
-        out = (r := E.py_gather(self._s, np.ascontiguousarray(idx, np.int64), attr, known, view))[1].view(self.dtype).reshape(r[2])  # noqa: E501  # fmt: skip
+        idx = _int64(idx)
+        try:
+            out = (r := E.py_gather(self._s, idx, attr, known, view))[1].view(self.dtype).reshape(r[2])
+        except MemoryError as e:
+            raise _work_oom(e, idx.size) from None
         if r[0]:
             raise E.error_of(self._s)
         if view and out.size:
@@ -664,7 +698,10 @@ class Storage:
         attr, known = _partial(except0)
         self.hdr[PARMIN] = _config.PARALLEL_MIN_ELEMENTS
         r = None
-        out, lengths = (r := E.py_concat(self._s, attr, known))[1].view(self.dtype).reshape(r[2]), r[3]
+        try:
+            out, lengths = (r := E.py_concat(self._s, attr, known))[1].view(self.dtype).reshape(r[2]), r[3]
+        except MemoryError as e:
+            raise _work_oom(e, int(self.hdr[SIZE])) from None
         if r[0]:
             raise E.error_of(self._s)
         return out, lengths
@@ -678,16 +715,20 @@ class Storage:
         if idx.ndim != 1:
             self._check_open()
             raise _messages.error("G2", shape=shape_str(idx.shape))
-        idx = np.ascontiguousarray(idx, np.int64)  # one compiled signature: C-contiguous int64
+        idx = _int64(idx)  # one compiled signature: C-contiguous int64
         rows, row = value.shape[0], np.array(value.shape[1:], dtype=np.int64)
         self.hdr[PARMIN] = _config.PARALLEL_MIN_ELEMENTS
-        if cell is None:
-            if E.py_scatter(self._s, idx, _bytes(value), rows, row, self._numeric):
-                raise E.error_of(self._s)
-        else:
-            cell[0] = cell_value if not (st := E.py_scatter(self._s, idx, _bytes(value), rows, row, self._numeric)) else cell[0]  # noqa: E501  # fmt: skip
-            if st:
-                raise E.error_of(self._s)
+        flat = _new(value.shape, value.dtype, make=lambda: _bytes(value))
+        try:
+            if cell is None:
+                if E.py_scatter(self._s, idx, flat, rows, row, self._numeric):
+                    raise E.error_of(self._s)
+            else:
+                cell[0] = cell_value if not (st := E.py_scatter(self._s, idx, flat, rows, row, self._numeric)) else cell[0]  # noqa: E501  # fmt: skip
+                if st:
+                    raise E.error_of(self._s)
+        except MemoryError as e:
+            raise _work_oom(e, idx.size) from None
         if idx.size:
             self._arm(value.shape[1:])  # later one-element writes and reads of this shape: the fast paths
 
@@ -703,14 +744,18 @@ class Storage:
                 check_dtype(value.dtype)
             except OpError as e:
                 k7 = e
-        lens = np.ascontiguousarray(lengths, np.int64)
+        lens = _int64(lengths)
         shape = np.array(value.shape, dtype=np.int64)
         self.hdr[PARMIN] = _config.PARALLEL_MIN_ELEMENTS
         bad = k7 is not None
-        if cell is None:
-            st = E.py_split(self._s, _bytes(value), lens, shape, self._numeric, bad)
-        else:
-            cell[0] = cell_value if not (st := E.py_split(self._s, _bytes(value), lens, shape, self._numeric, bad)) else cell[0]  # noqa: E501  # fmt: skip
+        flat = _new(value.shape, value.dtype, make=lambda: _bytes(value))
+        try:
+            if cell is None:
+                st = E.py_split(self._s, flat, lens, shape, self._numeric, bad)
+            else:
+                cell[0] = cell_value if not (st := E.py_split(self._s, flat, lens, shape, self._numeric, bad)) else cell[0]  # noqa: E501  # fmt: skip
+        except MemoryError as e:
+            raise _work_oom(e, lens.size) from None
         if st:
             raise k7 if st == E._K7 and k7 is not None else E.error_of(self._s)
         if lens.size:

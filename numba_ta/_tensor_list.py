@@ -117,6 +117,14 @@ class TensorListHandle:
     semantics), at no copying cost when the input is not used again (see
     :ref:`tensorlist`).
 
+    Parameters
+    ----------
+    store : NumericStore or ObjectStore
+        The storage shared by the versions of one list (numba_ta's own; the ops
+        make handles, users do not).
+    version : int
+        The version of ``store`` this handle stands for.
+
     Attributes
     ----------
     element_dtype : numpy.dtype
@@ -160,14 +168,17 @@ class TensorListHandle:
 
     @property
     def element_dtype(self):
+        """numpy.dtype: the elements' dtype (``object`` for a list of variants)."""
         return self._st.dtype
 
     @property
     def element_shape(self):
+        """Tuple of (int or None), or None: the list's element shape (None: unknown rank)."""
         return self._st.element_shape
 
     @property
     def max_num_elements(self):
+        """int: the size limit of ``TensorListPushBack`` (-1: none)."""
         return self._st.max_num_elements
 
     def __len__(self):

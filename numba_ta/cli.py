@@ -27,7 +27,8 @@ runs it and returns the exit status.  Adding a subcommand means adding one entry
 
 Exit status: 0 on success, 1 if the demo's gradient check fails, a bench case
 fails, no benchmark suite is found (or stdout closes early), 2 for bad input (one
-``numba-ta <command>: error: ...`` line on stderr, no traceback), 130 on Ctrl-C.
+``numba-ta <command>: error: ...`` line on stderr, after the command's usage line
+for an argument it does not take; no traceback), 130 on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ class _UsageError(Exception):
 
 class _Parser(argparse.ArgumentParser):
     """ArgumentParser whose errors are one line: ``<prog>: error: <message>``."""
+
+    commands: dict[str, argparse.ArgumentParser]  # the top-level parser's: command name -> its parser
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
@@ -275,6 +278,9 @@ def _run_demo(args: argparse.Namespace, out: TextIO) -> int:
         )
 
     vocab = char_rnn.Vocab(text)
+    decay = char_rnn.DEFAULT_LR_DECAY_START
+    # the rate decays as 1/sqrt(step) from step `decay` on: only a run that long says so
+    lr_text = f"Adam lr {args.lr:g}" + (f" (1/sqrt decay after step {decay})" if args.steps > decay else "")
     print(
         "numba-ta demo: character-level RNN, full backpropagation through time with numba_ta.TensorArray",
         file=out,
@@ -282,7 +288,7 @@ def _run_demo(args: argparse.Namespace, out: TextIO) -> int:
     print(
         f"text: {_printable(source, out)} ({len(text)} characters, {len(vocab)} distinct); "
         f"hidden {args.hidden}, seq-len {args.seq_len}, {args.steps} steps, "
-        f"Adam lr {args.lr:g} (1/sqrt decay after step {char_rnn.DEFAULT_LR_DECAY_START}), seed {args.seed}",
+        f"{lr_text}, seed {args.seed}",
         file=out,
         flush=True,
     )
@@ -511,10 +517,12 @@ def _build_parser() -> _Parser:
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.commands = {}
     for cmd in COMMANDS:
         p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
         cmd.add_arguments(p)
         p.set_defaults(_command=cmd)
+        parser.commands[cmd.name] = p
     return parser
 
 
@@ -540,7 +548,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = _build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:  # what no option takes: the command's usage, then the error with its prefix
+            sub = parser.commands.get(getattr(args, "command", None) or "", parser)
+            sub.print_usage(sys.stderr)
+            sub.exit(2, f"{sub.prog}: error: unrecognized arguments: {' '.join(extra)}\n")
     except SystemExit as e:  # --help (0) or a usage error (2, already printed)
         return e.code if isinstance(e.code, int) else 2
     if args.command is None:

@@ -79,6 +79,13 @@ class OpError(Exception):
 class InvalidArgumentError(OpError, ValueError):
     """An argument or the array's state does not allow the op (``tf.errors.InvalidArgumentError``).
 
+    Parameters
+    ----------
+    message : str
+        TensorFlow's message text (see :class:`OpError`).
+    op : str, optional
+        The op that raised.
+
     Examples
     --------
     >>> issubclass(InvalidArgumentError, ValueError)
@@ -88,6 +95,13 @@ class InvalidArgumentError(OpError, ValueError):
 
 class NotFoundError(OpError, LookupError):
     """The TensorArray resource does not exist (``tf.errors.NotFoundError``).
+
+    Parameters
+    ----------
+    message : str
+        TensorFlow's message text (see :class:`OpError`).
+    op : str, optional
+        The op that raised.
 
     Examples
     --------
@@ -102,6 +116,13 @@ class UnimplementedError(OpError, NotImplementedError):
     Raised, as in TF, when stacking or concatenating zero elements whose
     element shape is not fully defined.
 
+    Parameters
+    ----------
+    message : str
+        TensorFlow's message text (see :class:`OpError`).
+    op : str, optional
+        The op that raised.
+
     Examples
     --------
     >>> issubclass(UnimplementedError, NotImplementedError)
@@ -115,7 +136,16 @@ class ResourceExhaustedError(OpError, MemoryError):
     The message is TF's allocator message, ``OOM when allocating tensor with
     shape[<S>] and type <DT> on /job:localhost/replica:0/task:0/device:CPU:0
     by allocator cpu``; for an array's storage ``<S>`` is the whole buffer,
-    ``[<capacity>,<items per element>]`` or ``[<items>]``.  The op that raised changed nothing.
+    ``[<capacity>,<items per element>]`` or ``[<items>]``; for the index or
+    work arrays of an op on many elements, ``[<elements>]`` and ``int32`` or
+    ``int64``.  The op that raised changed nothing.
+
+    Parameters
+    ----------
+    message : str
+        TensorFlow's message text (see :class:`OpError`).
+    op : str, optional
+        The op that raised.
 
     Examples
     --------
@@ -126,6 +156,13 @@ class ResourceExhaustedError(OpError, MemoryError):
 
 class InternalError(OpError, RuntimeError):
     """An internal invariant was broken (``tf.errors.InternalError``).
+
+    Parameters
+    ----------
+    message : str
+        TensorFlow's message text (see :class:`OpError`).
+    op : str, optional
+        The op that raised.
 
     Examples
     --------

@@ -11,7 +11,9 @@ may be lists (-1 or None unknown), ``TensorShape`` objects or a
 ``TensorShapeProto``, as a GraphDef stores them.  Values are converted as
 eager ``tf.raw_ops`` convert them (see :func:`TensorArrayWriteV3`).
 Results are numpy arrays the caller owns; flows are ``np.float32`` scalars;
-sizes are ``np.int32``; concat lengths are ``int64``.  Errors are those of
+sizes are ``np.int32``; concat lengths are ``int64``.  An op with several
+outputs returns them as TF's named tuple: its type is named as the op, its
+fields as the op's outputs (``TensorArrayGradV3(...).grad_handle``).  Errors are those of
 :mod:`numba_ta.errors`, with TF's kernel message text, raised in TF's check
 order; unlike TF, an op that raises changes nothing (see :ref:`divergences`).
 
@@ -23,10 +25,14 @@ attribute flag that is not a bool, and a ``handle`` that is neither a handle
 nor ``None``/an array raise ``TypeError``; string values are
 :class:`~numba_ta.errors.InvalidArgumentError`'s dtype mismatch (``dtype
 string``), as in TF.  Every op that allocates (a write's storage, a read's
-zeros, a gather's or concat's result) raises
+zeros, a gather's or concat's result, and the index and work arrays of the
+ops on many elements) raises
 :class:`~numba_ta.errors.ResourceExhaustedError` with TF's ``OOM when
-allocating tensor ...`` message when the memory cannot be had, and changes
-nothing.
+allocating tensor ...`` message, naming the tensor it could not allocate,
+when the memory cannot be had, and changes nothing.  A TensorFlow tensor of
+a dtype the op's definition does not take raises TF's
+:class:`~numba_ta.errors.InvalidArgumentError` (``cannot compute <Op> as
+input #<k>(zero-based) ...``).
 
 Examples
 --------
@@ -75,6 +81,13 @@ from ._list_ops import (  # the TensorList ops (TF 2's list ops; see numba_ta._l
     TensorListSplit,
     TensorListStack,
 )
+from ._opdefs import (
+    TensorArrayConcatV3Result,
+    TensorArrayGradV3Result,
+    TensorArrayGradWithShapeResult,
+    TensorArrayV3Result,
+    check_input,
+)
 from ._shapes import as_partial, as_shape_tensor, partial_str, shape_str
 from ._storage import _INT32_LIMIT, Storage, _tag, _unmask, scalar_index
 from .errors import OpError
@@ -119,7 +132,16 @@ __all__ = [
     "TensorListResize",
 ]
 
-def _flow(flow_in: Any) -> np.float32:
+_WRITE, _READ = "TensorArrayWriteV3", "TensorArrayReadV3"
+
+
+def _index(index: Any, op: str) -> int:
+    """Convert an ``index`` input that is not a Python int: TF's input dtype check, then :func:`scalar_index`."""
+    check_input(index, op, "index")
+    return scalar_index(index)
+
+
+def _flow(flow_in: Any, op: str) -> np.float32:
     t = type(flow_in)
     if t is np.float32:
         return flow_in
@@ -129,6 +151,7 @@ def _flow(flow_in: Any) -> np.float32:
         except OverflowError:  # an int beyond a double: TF's converter refuses it so
             raise ValueError("Can't convert Python sequence with out-of-range integer to Tensor.") from None
     if hasattr(flow_in, "numpy") and not isinstance(flow_in, np.ndarray):
+        check_input(flow_in, op, "flow_in")
         flow_in = flow_in.numpy()
     if flow_in is None:
         raise unsupported("flow_in", flow_in)
@@ -149,7 +172,7 @@ def TensorArrayV3(  # noqa: N802 - TF's op name
     identical_element_shapes: bool = False,
     tensor_array_name: str | bytes = "",
     name: str | None = None,
-) -> tuple[TensorArrayHandle, np.float32]:
+) -> TensorArrayV3Result:
     """Create a TensorArray (``tf.raw_ops.TensorArrayV3``).
 
     Parameters
@@ -213,6 +236,7 @@ def TensorArrayV3(  # noqa: N802 - TF's op name
         dt = as_dtype(dtype)
         es = as_partial(element_shape, "element_shape", attr=True)
         if hasattr(size, "numpy") and not isinstance(size, np.ndarray):
+            check_input(size, "TensorArrayV3", "size")
             size = size.numpy()
         if np.ndim(size) != 0:
             raise _messages.error("NT-size-scalar", shape=shape_str(np.shape(size)))
@@ -234,7 +258,7 @@ def TensorArrayV3(  # noqa: N802 - TF's op name
                 raise TypeError(f"Expected bool for argument '{flag}' not {v!r}.")  # TF's make_bool
         uname = _registry.new_name(tensor_array_name or "TensorArrayV3")
         storage = Storage(uname, dt, n, es, dynamic_size, clear_after_read, identical_element_shapes)
-        return _registry.register(storage), np.float32(0.0)
+        return TensorArrayV3Result(_registry.register(storage), np.float32(0.0))
     except OpError as e:
         _tag(e, "TensorArrayV3")
         raise
@@ -298,8 +322,8 @@ def TensorArrayWriteV3(  # noqa: N802
     np.float32(0.0)
     """
     try:
-        flow = _flow(flow_in)
-        i = index if type(index) is int and -_INT32_LIMIT <= index < _INT32_LIMIT else scalar_index(index)
+        flow = _flow(flow_in, "TensorArrayWriteV3")
+        i = index if type(index) is int and -_INT32_LIMIT <= index < _INT32_LIMIT else _index(index, _WRITE)
         st = _registry.storage_of(handle, "TensorArrayWriteV3")
         # inlined common case (no call): an ndarray in native byte order is used as it is
         v = value if type(value) is np.ndarray and value.dtype.isnative else to_array(value, "value")
@@ -364,8 +388,8 @@ def TensorArrayReadV3(  # noqa: N802
     array([0, 0], dtype=int32)
     """
     try:
-        _flow(flow_in)
-        i = index if type(index) is int and -_INT32_LIMIT <= index < _INT32_LIMIT else scalar_index(index)
+        _flow(flow_in, "TensorArrayReadV3")
+        i = index if type(index) is int and -_INT32_LIMIT <= index < _INT32_LIMIT else _index(index, _READ)
         st = _registry.storage_of(handle, "TensorArrayReadV3")
         dt = as_dtype(dtype)
     except OpError as e:
@@ -437,8 +461,9 @@ def TensorArrayGatherV3(  # noqa: N802
            [0.]])
     """
     try:
-        _flow(flow_in)
+        _flow(flow_in, "TensorArrayGatherV3")
         st = _registry.storage_of(handle, "TensorArrayGatherV3")
+        check_input(indices, "TensorArrayGatherV3", "indices")
         dt = as_dtype(dtype)
         attr = as_partial(element_shape, "element_shape", attr=True)
     except OpError as e:
@@ -502,8 +527,9 @@ def TensorArrayScatterV3(  # noqa: N802
     array([2])
     """
     try:
-        flow = _flow(flow_in)
+        flow = _flow(flow_in, "TensorArrayScatterV3")
         st = _registry.storage_of(handle, "TensorArrayScatterV3")
+        check_input(indices, "TensorArrayScatterV3", "indices")
         v = to_array(value, "value")
     except OpError as e:
         _tag(e, "TensorArrayScatterV3")
@@ -520,7 +546,7 @@ def TensorArrayConcatV3(  # noqa: N802
     dtype: npt.DTypeLike | int,
     element_shape_except0: TensorShape | Sequence[int | None] | None = None,
     name: str | None = None,
-) -> tuple[npt.NDArray[Any], npt.NDArray[np.int64]]:
+) -> TensorArrayConcatV3Result:
     """Concatenate all elements along axis 0 (``tf.raw_ops.TensorArrayConcatV3``).
 
     Parameters
@@ -568,10 +594,10 @@ def TensorArrayConcatV3(  # noqa: N802
     >>> h, f = TensorArrayV3(size=2, dtype=np.float32)
     >>> f = TensorArraySplitV3(handle=h, value=np.arange(3, dtype=np.float32), lengths=[1, 2], flow_in=f)
     >>> TensorArrayConcatV3(handle=h, flow_in=f, dtype=np.float32)
-    (array([0., 1., 2.], dtype=float32), array([1, 2]))
+    TensorArrayConcatV3(value=array([0., 1., 2.], dtype=float32), lengths=array([1, 2]))
     """
     try:
-        _flow(flow_in)
+        _flow(flow_in, "TensorArrayConcatV3")
         st = _registry.storage_of(handle, "TensorArrayConcatV3")
         dt = as_dtype(dtype)
         except0 = as_partial(element_shape_except0, "element_shape_except0", attr=True)
@@ -580,7 +606,7 @@ def TensorArrayConcatV3(  # noqa: N802
         raise
     except SystemError as e:
         raise _unmask(e) from None
-    return st.op_concat(dt, except0)
+    return TensorArrayConcatV3Result(*st.op_concat(dt, except0))
 
 
 def TensorArraySplitV3(  # noqa: N802
@@ -637,8 +663,9 @@ def TensorArraySplitV3(  # noqa: N802
     array([1, 2], dtype=int32)
     """
     try:
-        flow = _flow(flow_in)
+        flow = _flow(flow_in, "TensorArraySplitV3")
         st = _registry.storage_of(handle, "TensorArraySplitV3")
+        check_input(lengths, "TensorArraySplitV3", "lengths")
         v = to_array(value, "value")
     except OpError as e:
         _tag(e, "TensorArraySplitV3")
@@ -688,7 +715,7 @@ def TensorArraySizeV3(  # noqa: N802
     np.int32(5)
     """
     try:
-        _flow(flow_in)
+        _flow(flow_in, "TensorArraySizeV3")
         st = _registry.storage_of(handle, "TensorArraySizeV3")
     except OpError as e:
         _tag(e, "TensorArraySizeV3")
@@ -749,8 +776,9 @@ _NO_PREPEND = object()  # TensorArrayGradV3: no shape_to_prepend input at all
 def _grad(
     op: str, handle: Any, flow_in: Any, source: Any, shape_to_prepend: Any
 ) -> tuple[TensorArrayHandle, np.float32]:
-    _flow(flow_in)
+    _flow(flow_in, op)
     if shape_to_prepend is not _NO_PREPEND:
+        check_input(shape_to_prepend, op, "shape_to_prepend")
         shape_to_prepend = to_index_array(as_shape_tensor(shape_to_prepend), "shape_to_prepend")
     fwd = _registry.storage_of(handle, op)
     if isinstance(source, bytes):
@@ -793,7 +821,7 @@ def TensorArrayGradV3(  # noqa: N802
     flow_in: float | np.floating[Any],
     source: str | bytes,
     name: str | None = None,
-) -> tuple[TensorArrayHandle, np.float32]:
+) -> TensorArrayGradV3Result:
     """Create or look up the gradient array of a TensorArray (``tf.raw_ops.TensorArrayGradV3``).
 
     Parameters
@@ -846,7 +874,7 @@ def TensorArrayGradV3(  # noqa: N802
     array([2., 2., 2.], dtype=float32)
     """
     try:
-        return _grad("TensorArrayGradV3", handle, flow_in, source, _NO_PREPEND)
+        return TensorArrayGradV3Result(*_grad("TensorArrayGradV3", handle, flow_in, source, _NO_PREPEND))
     except OpError as e:
         _tag(e, "TensorArrayGradV3")
         raise
@@ -860,7 +888,7 @@ def TensorArrayGradWithShape(  # noqa: N802
     shape_to_prepend: npt.ArrayLike | TensorShape,
     source: str | bytes,
     name: str | None = None,
-) -> tuple[TensorArrayHandle, np.float32]:
+) -> TensorArrayGradWithShapeResult:
     """Gradient array whose elements have extra leading dimensions (``tf.raw_ops.TensorArrayGradWithShape``).
 
     Parameters
@@ -910,7 +938,8 @@ def TensorArrayGradWithShape(  # noqa: N802
     (3, 2)
     """
     try:
-        return _grad("TensorArrayGradWithShape", handle, flow_in, source, shape_to_prepend)
+        out = _grad("TensorArrayGradWithShape", handle, flow_in, source, shape_to_prepend)
+        return TensorArrayGradWithShapeResult(*out)
     except OpError as e:
         _tag(e, "TensorArrayGradWithShape")
         raise

@@ -12,6 +12,7 @@ from . import _messages, raw_ops
 from ._dtypes import as_dtype, graph_array, to_index_array
 from ._registry import TensorArrayHandle
 from ._shapes import TensorShape
+from ._storage import _arange
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -451,7 +452,7 @@ class TensorArray:
         >>> v.flags.writeable
         False
         """
-        return self._gather(np.arange(int(self.size()), dtype=np.int32), view=not copy)
+        return self._gather(_arange(int(self.size()), np.int32), view=not copy)  # TF's range(size), an int32 tensor
 
     def gather(self, indices: npt.ArrayLike, name: str | None = None) -> npt.NDArray[Any]:
         """Read the given elements into one array (``tf.TensorArray.gather``; op ``TensorArrayGatherV3``).
@@ -548,7 +549,7 @@ class TensorArray:
             graph_array(value, None)  # TF's array_ops.shape(value) first converts it without a dtype
         v = graph_array(value, self._dtype)
         n = v.shape[0] if v.ndim else 0
-        return self._scatter(np.arange(n, dtype=np.int32), v)  # the value as TF's scatter converts it
+        return self._scatter(_arange(n, np.int32), v)  # the value as TF's scatter converts it
 
     def scatter(self, indices: npt.ArrayLike, value: npt.ArrayLike, name: str | None = None) -> TensorArray:
         """Write row ``k`` of ``value`` to element ``indices[k]`` (``tf.TensorArray.scatter``).

@@ -210,6 +210,15 @@ class TF2TensorArray:
     def grad(self, source: str, flow: Any = None, name: str | None = None) -> None:
         """Raise ``NotImplementedError``: TF 2's TensorArray has no gradient arrays.
 
+        Parameters
+        ----------
+        source : str
+            The gradient source (unused).
+        flow : object, optional
+            Unused.
+        name : str, optional
+            Ignored.
+
         Raises
         ------
         NotImplementedError
@@ -298,6 +307,11 @@ class TF2TensorArray:
     def stack(self, name: str | None = None) -> Any:
         """Return all elements stacked (``TensorListStack``; ``num_elements=size`` for a static size).
 
+        Parameters
+        ----------
+        name : str, optional
+            Ignored.
+
         Returns
         -------
         ndarray
@@ -359,6 +373,11 @@ class TF2TensorArray:
 
     def concat(self, name: str | None = None) -> Any:
         """Return the elements joined along their first axis (``TensorListConcatV2``).
+
+        Parameters
+        ----------
+        name : str, optional
+            Ignored.
 
         Returns
         -------
@@ -493,6 +512,11 @@ class TF2TensorArray:
     def size(self, name: str | None = None) -> np.int32:
         """Return the number of elements: ``size`` for a static size, else ``TensorListLength``.
 
+        Parameters
+        ----------
+        name : str, optional
+            Ignored.
+
         Returns
         -------
         numpy.int32
@@ -510,6 +534,11 @@ class TF2TensorArray:
 
     def close(self, name: str | None = None) -> None:
         """Do nothing (TF 2's ``close`` is a no-op).
+
+        Parameters
+        ----------
+        name : str, optional
+            Ignored.
 
         Examples
         --------

@@ -3,9 +3,16 @@
 Under ``NUMBA_DISABLE_JIT=1`` (numba's debugging mode: the kernels run as plain Python) the
 tests marked ``jit_only`` are skipped: they check what only compiled kernels have (dispatchers,
 their decorator options and cache, released GIL).  Every other test runs.
+
+The ``oracle`` tests compare numba_ta with TensorFlow and skip without it, so that ``pytest``
+runs anywhere.  Under ``CI=true`` a skipped oracle must not pass for a green one: when oracle
+tests are selected, TensorFlow must import (else the run stops, exit status 4), and an oracle
+test that skips fails instead.  Every run that selects oracle tests (and every CI run) ends with
+a line counting them: ``oracle tests (TensorFlow 2.21.0): 827 passed, 0 failed, 0 skipped``.
 """
 
 import os
+import sys
 
 import numba
 import numpy as np
@@ -66,3 +73,72 @@ def pytest_collection_modifyitems(config, items):
             why = mark.args[0] if mark.args else "needs compiled kernels"
             item.add_marker(pytest.mark.skip(reason=f"NUMBA_DISABLE_JIT=1: {why}"))
         item.add_marker(quiet)
+
+
+# --------------------------------------------------------------------------- the oracle under CI
+
+_CI = os.environ.get("CI", "").strip().lower() == "true"
+_NO_TF_MODULES = set()  # modules skipped at collection for want of TensorFlow (module-level importorskip)
+
+
+def _is_oracle(item_or_report):
+    return "oracle" in getattr(item_or_report, "keywords", ())
+
+
+def pytest_collectreport(report):
+    """Note the test modules that skipped themselves for want of TensorFlow."""
+    if report.skipped and "tensorflow" in str(report.longrepr):
+        _NO_TF_MODULES.add(report.nodeid)  # (a module collected for its tests and its doctests: once)
+
+
+def pytest_collection_finish(session):
+    """Under CI, with oracle tests selected (or skipped at collection), TensorFlow must import."""
+    if not _CI or not (_NO_TF_MODULES or any(_is_oracle(item) for item in session.items)):
+        return
+    try:
+        import tensorflow  # noqa: F401
+    except Exception as e:  # noqa: BLE001 - ImportError, or a broken install raising anything
+        pytest.exit(
+            f"CI=true: the oracle tests need TensorFlow (pip install '.[oracle]'), which cannot be imported: {e!r}",
+            returncode=pytest.ExitCode.USAGE_ERROR,
+        )
+    if _NO_TF_MODULES:  # pragma: no cover - TensorFlow imports now, so they should not have skipped
+        pytest.exit(f"CI=true: test modules skipped for want of TensorFlow: {sorted(_NO_TF_MODULES)}", returncode=4)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Under CI, an oracle test that skips (TensorFlow missing, or any other reason) fails."""
+    outcome = yield
+    rep = outcome.get_result()
+    if _CI and rep.skipped and _is_oracle(item) and not hasattr(rep, "wasxfail"):
+        reason = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else str(rep.longrepr)
+        rep.outcome = "failed"
+        rep.longrepr = f"CI=true: an oracle test may not skip ({reason})"
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """Count the oracle tests that ran: passed, failed (an error in a phase counts), skipped."""
+    seen = {}
+    for key in ("passed", "failed", "error", "skipped", "xfailed", "xpassed"):
+        for rep in terminalreporter.stats.get(key, []):
+            if not hasattr(rep, "when") or not _is_oracle(rep):
+                continue
+            state = {"error": "failed", "xfailed": "skipped", "xpassed": "passed"}.get(key, key)
+            if state == "passed" and rep.when != "call":
+                continue
+            if seen.get(rep.nodeid) != "failed":  # a failure in any phase is the test's outcome
+                seen[rep.nodeid] = state
+    if not seen and not _NO_TF_MODULES and not _CI:
+        return
+    counts = {k: sum(v == k for v in seen.values()) for k in ("passed", "failed", "skipped")}
+    tf = sys.modules.get("tensorflow")
+    version = "TensorFlow not imported"
+    if tf is not None and hasattr(tf, "__version__"):
+        version = f"TensorFlow {tf.__version__}"
+    n = len(_NO_TF_MODULES)
+    modules = f", and {n} test module{'s' * (n != 1)} skipped without TensorFlow" if n else ""
+    terminalreporter.write_line(
+        f"oracle tests ({version}): {counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped"
+        + modules
+    )

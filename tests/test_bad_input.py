@@ -522,6 +522,141 @@ def test_data_allocation_failure_is_a_clear_error_and_atomic(layout):
     assert "unchanged True" in lines and "usable True" in lines, out.stdout
 
 
+_MANY_CHILD = """
+import resource, sys
+import numpy as np
+import numba_ta
+from numba_ta import errors, raw_ops as R
+
+n, extra = 2**24, int(sys.argv[1]) << 20
+ta = numba_ta.TensorArray(np.float32, size=n, element_shape=[2], clear_after_read=False)
+ta = ta.write(3, np.ones(2, np.float32))
+lst = R.TensorListReserve(element_shape=[2], num_elements=n, element_dtype=np.float32)
+idx = np.arange(n, dtype=np.int32)
+small = numba_ta.TensorArray(np.float32, size=2, element_shape=[2], clear_after_read=False)
+for f in (small.stack, lambda: small.gather([0]), small.concat):  # the kernels, loaded
+    f()
+l2 = R.TensorListReserve(element_shape=[2], num_elements=2, element_dtype=np.float32)
+R.TensorListStack(input_handle=l2, element_shape=-1, element_dtype=np.float32)
+R.TensorListGather(input_handle=l2, indices=[0], element_shape=-1, element_dtype=np.float32)
+R.TensorListConcatV2(input_handle=l2, element_shape=[2], leading_dims=np.zeros(0, np.int64), element_dtype=np.float32)
+with open("/proc/self/statm") as fh:
+    vm = int(fh.read().split()[0]) * resource.getpagesize()
+limit = resource.getrlimit(resource.RLIMIT_AS)
+resource.setrlimit(resource.RLIMIT_AS, (vm + extra, limit[1]))
+ops = {
+    "stack": ta.stack,
+    "gather": lambda: ta.gather(idx),
+    "concat": ta.concat,
+    "raw gather": lambda: R.TensorArrayGatherV3(handle=ta.handle, indices=idx, flow_in=ta.flow, dtype=np.float32),
+    "list stack": lambda: R.TensorListStack(input_handle=lst, element_shape=-1, element_dtype=np.float32),
+    "list gather": lambda: R.TensorListGather(input_handle=lst, indices=idx, element_shape=-1,
+                                              element_dtype=np.float32),
+    "list concat": lambda: R.TensorListConcatV2(input_handle=lst, element_shape=[2], leading_dims=np.zeros(0, np.int64),
+                                                element_dtype=np.float32),
+}
+for name, op in ops.items():
+    try:
+        op()
+        print(name, "no error")
+    except errors.ResourceExhaustedError as e:
+        ok = e.message.startswith("OOM when allocating tensor with shape[") and e.message.endswith(
+            " on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu")
+        print(name, "resource-exhausted", ok, e.message[:70])
+    except BaseException as e:
+        print(name, "raw", type(e).__name__, str(e)[:200])
+resource.setrlimit(resource.RLIMIT_AS, limit)
+out = ta.stack()
+print("usable", out.shape == (n, 2) and out[3].tolist() == [1, 1] and not out[4].any() and int(ta.size()) == n)
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="needs /proc/self/statm and RLIMIT_AS")
+@pytest.mark.parametrize("mib", [32, 160])
+def test_out_of_memory_in_many_element_ops_is_tfs_error(mib):
+    """``stack()`` of 2**24 elements of [2] float32 under an address-space limit: TF's
+    ResourceExhaustedError, not a raw MemoryError about an index array; so for every allocation
+    the bulk ops make (index arrays, the kernels' work arrays, results), TensorArray and TensorList.
+    The first limit stops the first allocation (the class's range tensor), the second a later one."""
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run([sys.executable, "-c", _MANY_CHILD, str(mib)], capture_output=True, text=True, timeout=600,
+                         env=env)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = out.stdout.splitlines()
+    assert len(lines) == 8, out.stdout
+    for line in lines[:-1]:
+        assert " resource-exhausted True " in line, out.stdout
+    assert lines[-1] == "usable True", out.stdout
+
+
+@pytest.mark.parametrize("kernel", ["py_gather", "py_concat", "py_scatter", "py_split"])
+def test_a_kernel_out_of_memory_in_its_work_arrays_is_tfs_error(monkeypatch, kernel):
+    """A raw MemoryError from the engine's kernels (their int64 work arrays) becomes TF's OOM error."""
+    from numba_ta import _engine
+
+    h, f = raw_ops.TensorArrayV3(size=3, dtype=np.float32, element_shape=[2], clear_after_read=False)
+    f = raw_ops.TensorArrayScatterV3(handle=h, indices=[0, 1, 2], value=np.ones((3, 2), np.float32), flow_in=f)
+    h2, f2 = raw_ops.TensorArrayV3(size=3, dtype=np.float32, element_shape=[2])
+
+    def no_memory(*args):
+        raise MemoryError("Allocation failed (probably too large).")
+
+    monkeypatch.setattr(_engine, kernel, no_memory)
+    call = {
+        "py_gather": lambda: raw_ops.TensorArrayGatherV3(handle=h, indices=[0, 1, 2], flow_in=f, dtype=np.float32),
+        "py_concat": lambda: raw_ops.TensorArrayConcatV3(handle=h, flow_in=f, dtype=np.float32),
+        "py_scatter": lambda: raw_ops.TensorArrayScatterV3(handle=h2, indices=[0, 1, 2],
+                                                           value=np.ones((3, 2), np.float32), flow_in=f2),
+        "py_split": lambda: raw_ops.TensorArraySplitV3(handle=h2, value=np.ones((6, 2), np.float32),
+                                                       lengths=[2, 2, 2], flow_in=f2),
+    }[kernel]  # fmt: skip
+    with pytest.raises(errors.ResourceExhaustedError) as e:
+        call()
+    assert e.value.message == (
+        "OOM when allocating tensor with shape[3] and type int64 on /job:localhost/replica:0/task:0/device:CPU:0 "
+        "by allocator cpu"
+    )
+
+
+@pytest.mark.parametrize("op", ["stack", "gather", "concat", "from_tensor"])
+def test_a_list_op_out_of_memory_in_its_work_arrays_is_tfs_error(monkeypatch, op):
+    from numba_ta import _tensor_list
+
+    lst = raw_ops.TensorListFromTensor(tensor=np.ones((3, 2), np.float32), element_shape=-1)
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError("Unable to allocate")
+
+    for name in ("rows", "concat_rows", "from_rows"):
+        monkeypatch.setattr(_tensor_list.NumericStore, name, no_memory)
+    call = {
+        "stack": lambda: raw_ops.TensorListStack(input_handle=lst, element_shape=-1, element_dtype=np.float32),
+        "gather": lambda: raw_ops.TensorListGather(input_handle=lst, indices=[0, 1, 2], element_shape=-1,
+                                                   element_dtype=np.float32),
+        "concat": lambda: raw_ops.TensorListConcatV2(input_handle=lst, element_shape=-1,
+                                                     leading_dims=np.zeros(0, np.int64), element_dtype=np.float32),
+        "from_tensor": lambda: raw_ops.TensorListFromTensor(tensor=np.ones((3, 2), np.float32), element_shape=-1),
+    }[op]  # fmt: skip
+    with pytest.raises(errors.ResourceExhaustedError, match=r"^OOM when allocating tensor with shape\[3\] and type int64"):  # noqa: E501
+        call()
+
+
+def test_the_class_stack_names_tfs_range_tensor(monkeypatch):
+    """TF's ``stack()`` is ``gather(range(size))``: its first allocation is the int32 range tensor."""
+    ta = __import__("numba_ta").TensorArray(np.float32, size=3, element_shape=[2])
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError("Unable to allocate")
+
+    monkeypatch.setattr(np, "arange", no_memory)
+    with pytest.raises(errors.ResourceExhaustedError) as e:
+        ta.stack()
+    assert e.value.message == (
+        "OOM when allocating tensor with shape[3] and type int32 on /job:localhost/replica:0/task:0/device:CPU:0 "
+        "by allocator cpu"
+    )
+
+
 @pytest.mark.parametrize("how", ["read", "gather", "concat"])
 def test_huge_zero_fill_is_a_clear_error_and_atomic(how):
     """Reading an unwritten element of shape [2**40] needs 4 TiB of zeros: TF says ResourceExhausted."""

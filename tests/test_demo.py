@@ -534,6 +534,35 @@ def test_demo_bad_input(tmp_path, capsys, case):
     assert "Traceback" not in captured.err
 
 
+def test_demo_unknown_argument_prints_usage_and_the_commands_prefix(capsys):
+    """``numba-ta demo --bogus``: the demo's usage line, then the error with the demo's prefix."""
+    assert cli.main(["demo", "--bogus"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("usage: numba-ta demo [-h]")
+    assert captured.err.splitlines()[-1] == "numba-ta demo: error: unrecognized arguments: --bogus"
+    assert "Traceback" not in captured.err
+    assert cli.main(["--bogus"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: numba-ta [-h]")
+    assert err.splitlines()[-1] == "numba-ta: error: unrecognized arguments: --bogus"
+
+
+@pytest.mark.parametrize("decay_start", [None, 2])
+def test_demo_header_names_the_decay_only_for_a_run_that_reaches_it(capsys, monkeypatch, decay_start):
+    """The default run (800 steps) ends before the 1/sqrt decay (step 1000): its header does not name it."""
+    if decay_start is not None:
+        monkeypatch.setattr(char_rnn, "DEFAULT_LR_DECAY_START", decay_start)
+    argv = ["demo", "--steps", "3", "--hidden", "4", "--seq-len", "4", "--sample-len", "1", "--grad-check", "1"]
+    assert cli.main(argv) == 0
+    header = capsys.readouterr().out.splitlines()[1]
+    if decay_start is None:
+        assert char_rnn.DEFAULT_STEPS < char_rnn.DEFAULT_LR_DECAY_START  # so the default run's header too
+        assert "decay" not in header and "Adam lr 0.005, seed 0" in header
+    else:
+        assert "Adam lr 0.005 (1/sqrt decay after step 2), seed 0" in header
+
+
 def _run_module(*args, cwd):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)

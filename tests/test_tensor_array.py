@@ -258,3 +258,37 @@ def test_stack_view_falls_back_to_copy_when_ragged():
     g = TensorArray(np.float64, size=3, element_shape=[2]).grad("g").write(1, [1.0, 2.0])
     out = g.stack(copy=False)
     np.testing.assert_array_equal(out, [[0, 0], [1, 2], [0, 0]])
+
+
+def test_conversion_warnings_point_at_the_callers_line():
+    """numpy's cast warnings of the class's conversions are the user's: they name this file, not numba_ta's."""
+    import warnings
+
+    def f32():
+        return TensorArray(np.float32, size=2)
+
+    def i32():
+        return TensorArray(np.int32, size=2)
+
+    calls = [
+        lambda: f32().write(0, np.array([1 + 2j, 3])),  # ComplexWarning
+        lambda: f32().write(0, np.array([1e300, 1.0])),  # overflow
+        lambda: i32().write(0, np.array([np.nan, 1.0])),  # invalid value
+        lambda: i32().unstack(np.array([[np.inf], [1.0]])),
+        lambda: i32().scatter([0, 1], np.array([[np.nan], [1.0]])),
+        lambda: i32().split(np.array([np.nan, 1.0]), [1, 1]),
+        lambda: numba_ta.TF2TensorArray(np.int32, size=1).write(0, np.array([np.nan])),
+    ]
+    for call in calls:
+        with warnings.catch_warnings(record=True) as wl, np.errstate(all="warn"):
+            warnings.simplefilter("always")
+            call()
+        assert wl, "no warning"
+        for w in wl:
+            assert w.filename == __file__, f"{w.category.__name__} at {w.filename}:{w.lineno}: {w.message}"
+            assert issubclass(w.category, (RuntimeWarning, np.exceptions.ComplexWarning))
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError, match="overflow encountered in cast"):
+        f32().write(0, np.array([1e300]))
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f32().write(0, np.array([1e300]))
