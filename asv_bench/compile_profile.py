@@ -17,7 +17,7 @@ Workloads (``--workload``):
 
 ``session``
     import, then a first session of ops: class write, read and stack; raw write and gather;
-    a gradient array's summed writes; TensorList push-back and stack (issue 26's list).
+    a gradient array's summed writes; TensorList push-back and stack.
 ``demo``
     ``numba-ta demo --steps 30``.
 ``user-njit``

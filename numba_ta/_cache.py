@@ -2,7 +2,7 @@
 
 Numba caches a compiled function next to its source, in ``NUMBA_CACHE_DIR`` or in a
 per-user directory, and the first process that uses a function pays for compiling it:
-about half a minute for the engine's first ops (issue 26).  ``pip install .`` therefore
+about half a minute for the engine's first ops.  ``pip install .`` therefore
 compiles the engine's entries and kernels while it builds the package (``setup.py``
 runs :mod:`numba_ta._precompile`) into the package's own ``_compiled/`` folder, and
 every process loads them from there, whatever ``NUMBA_CACHE_DIR`` says and whether or

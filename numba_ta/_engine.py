@@ -51,11 +51,14 @@ the state only when nothing can fail any more, so a failed op leaves the
 array as it was and interns nothing.  Changes that replace a field (growth,
 an interned shape, a new element shape) bump ``hdr[GEN]``.
 
-They are compiled into the callers' code (``register_jitable``): the methods
-of a TensorArray inside users' ``@njit`` functions (:mod:`numba_ta._jit`), and
-the ``py_*`` entries at the end of this module, through which the Python
+They are compiled into the entries at the end of this module (``register_jitable``
+bodies), never into users' code: the ``py_*`` entries, through which the Python
 layer (:class:`numba_ta._storage.Storage`, which holds the struct as its one
-state) runs every op but its two fast paths.
+state) runs every op but its two fast paths, and the ``jit_*`` entries, which
+the methods of a TensorArray inside users' ``@njit`` functions
+(:mod:`numba_ta._jit`) call by symbol name (:mod:`numba_ta._abi`).  Each entry
+is one compiled function for arrays of every dtype and rank, cached on disk
+and shipped by ``pip install .``.
 """
 
 from __future__ import annotations
@@ -72,7 +75,7 @@ from numba.experimental import structref
 
 from . import _kernels
 from ._dtypes import tf_name
-from ._messages import ENGINE_CODES, engine_error
+from ._messages import ENGINE_CODES, MESSAGES, engine_error
 from .errors import InternalError, InvalidArgumentError, OpError, ResourceExhaustedError, UnimplementedError
 
 # hdr: the array's scalars
@@ -241,7 +244,7 @@ def _move(typingctx, dst, d0, src, s0, n):
 
 # numpy asks Linux for transparent huge pages on every allocation of 4 MiB or more
 # (madvise(MADV_HUGEPAGE) past the first page boundary); Numba's allocator does not.  A 64 MiB
-# result filled in 4 KiB page faults took 2.5 to 3 times numpy's time for the same copy (issue 25):
+# result filled in 4 KiB page faults took 2.5 to 3 times numpy's time for the same copy:
 # the engine's large buffers get the same advice as numpy's.
 _HUGE_PAGE_MIN = 1 << 22
 _MADV_HUGEPAGE = 14
@@ -1932,3 +1935,288 @@ def set_name(s, name):
 def set_ces(s, ces):
     """Replace the class's element shape array (another rank)."""
     s.ces = ces
+
+
+# --------------------------------------------------------------------------- entries for users' compiled code
+# The TensorArray methods compiled into users' ``@njit`` functions (``numba_ta._jit``) call these
+# entries by symbol name (``numba_ta._abi``): one compiled function per op, over the struct and fixed
+# types (the value's bytes, int64 index and shape arrays, ints, bools, str), for every dtype and
+# rank, so the engine is compiled once (and shipped by ``pip install .``), not into each user's
+# function.  Each does what the method did inline: the class's shape check, the engine op, TF's
+# exception (``raise_status``: the status's text is built in Python), the class's shape merge.  The
+# methods keep inline only their per-element fast paths, casts and byte views.
+# Their signatures are numba_ta._abi.ENTRIES: change one only with a new ABI version there.
+# (The Python layer's ``py_*`` entries above return statuses instead of raising, and the class's
+# checks live in Python there, so the two sets share the engine's bodies, not their entries.)
+_MSG_T1, _MSG_G2, _MSG_P1, _MSG_P2, _MSG_P3, _MSG_P4 = (MESSAGES[c][1] for c in ("T1", "G2", "P1", "P2", "P3", "P4"))
+_MSG_CLASS_SHAPES = MESSAGES["NT-class-shapes"][1]
+_MSG_SIZE_NEGATIVE = MESSAGES["NT-size-negative"][1]
+_MSG_DIM_NEGATIVE = MESSAGES["NT-convert-dim-negative"][1].replace("{argname}", "other")
+_MSG_DIMS_NEGATIVE = MESSAGES["NT-convert-dim-negative"][1].replace("{argname}", "dims")
+
+
+@register_jitable
+def _shape_str(a, n):
+    """TF's ``TensorShape::DebugString`` of the first ``n`` items of ``a``: ``[2,3]``."""
+    out = "["
+    for k in range(n):
+        if k:
+            out += ","
+        out += str(a[k])
+    return out + "]"
+
+
+@register_jitable
+def _py_str(a, n):
+    """Python's ``str(tf.TensorShape)`` (-1 is None): ``(2,)``, ``(None, 3)``, ``()``."""
+    out = "("
+    for k in range(n):
+        if k:
+            out += ", "
+        out += "None" if a[k] < 0 else str(a[k])
+    return out + (",)" if n == 1 else ")")
+
+
+@register_jitable
+def _class_check(s, shape):
+    """Check the class's element shape (``_check_element_shape``): ValueError as TF's Python layer raises it."""
+    if not s.hdr[CLASS_KNOWN]:
+        return
+    ces = s.ces
+    if not _compatible(ces, shape):
+        raise ValueError(
+            _MSG_CLASS_SHAPES.replace("{shape}", _py_str(shape, shape.size)).replace(
+                "{element_shape}", _py_str(ces, ces.size)
+            )
+        )
+
+
+@register_jitable
+def _class_merge(s, shape):
+    """Merge the written shape into the class's element shape (``infer_shape``; an unknown one becomes it)."""
+    h = s.hdr
+    if not h[INFER]:
+        return
+    if not h[CLASS_KNOWN] or not _same(s.ces, shape):
+        s.ces = shape.copy()  # after _class_check: the merge of a compatible shape into a concrete one is it
+        h[CLASS_KNOWN] = 1
+        h[CES_CHANGED] = 1
+        h[GEN] += 1
+
+
+@register_jitable
+def _check_vector(shape, template):
+    """Raise TF's InvalidArgumentError ``template`` (G2, P1) unless ``shape`` (an index array's) is a vector's."""
+    if shape.size != 1:
+        raise InvalidArgumentError(template.replace("{shape}", _shape_str(shape, shape.size)))
+
+
+@register_jitable
+def _dense_stack(s, want):
+    """Stack a dense array whose elements all hold data of one shape of rank ``want``: ``(ok, bytes, shape)``.
+
+    Then none of TF's checks can fail and the element shape does not change (the
+    class's shape, if known, already agrees with the array's and the elements'):
+    the op is one copy of the rows and the read marks.  ``ok`` False: nothing done.
+    """
+    h = s.hdr
+    n = h[SIZE]
+    st = s.state
+    none = s.data[:0]
+    if h[CLOSED] or n == 0 or n > st.size or h[LAYOUT] != _DENSE:
+        return False, none, _no_dims()
+    sid = s.shape_id
+    off = s.offsets
+    s0 = sid[0]
+    w = h[WIDTH]
+    a = s.starts[s0]
+    ok = s.starts[s0 + 1] - a == want and w > 0 and s.items[s0] == w
+    dims = s.dims
+    if ok and h[CLASS_KNOWN]:
+        es, ces = s.es, s.ces
+        ok = h[ES_KNOWN] != 0 and es.size == want and ces.size == want
+        if ok:
+            for k in range(want):
+                c = ces[k]
+                if c >= 0 and (dims[a + k] != c or es[k] != c):
+                    ok = False
+    if ok:
+        for i in range(n):
+            if st[i] & (_W | _D | _C) != _W | _D or sid[i] != s0 or off[i] != i * w:
+                ok = False
+                break
+    if not ok:
+        return False, none, _no_dims()
+    shape = np.empty(want + 1, np.int64)
+    shape[0] = n
+    shape[1:] = dims[a : a + want]
+    nbytes = n * w * h[ITEMSIZE]
+    out = _advise(np.empty(nbytes, np.uint8))
+    _move(out, 0, s.data, 0, nbytes)
+    if h[CAR]:
+        for i in range(n):
+            st[i] = (st[i] | _R | _C) & _ND
+    else:
+        for i in range(n):
+            st[i] |= _R
+    return True, out, shape
+
+
+@_kernels._kernel()
+def jit_write(s, index, flat, shape, numeric):
+    """``TensorArray.write`` in compiled code, past its fast path: class check, :func:`write`, merge; raises."""
+    _class_check(s, shape)
+    st = write(s, index, flat, shape, numeric)
+    if st:
+        raise_status(s, st)
+    _class_merge(s, shape)
+    return 0
+
+
+@_kernels._kernel()
+def jit_read(s, index, want):
+    """``TensorArray.read`` in compiled code, past its fast path: ``(bytes, shape)``; raises."""
+    st, flat, shape = read(s, index, want)
+    if st:
+        raise_status(s, st)
+    return flat, shape
+
+
+@_kernels._kernel()
+def jit_gather(s, idx, idx_shape, want):
+    """``TensorArray.gather`` in compiled code (``idx`` flat, ``idx_shape`` its shape): ``(bytes, shape)``; raises."""
+    _check_vector(idx_shape, _MSG_G2)
+    st, flat, shape = gather(s, idx, s.ces, s.hdr[CLASS_KNOWN] != 0, want)
+    if st:
+        raise_status(s, st)
+    return flat, shape
+
+
+@_kernels._kernel()
+def jit_stack(s, want):
+    """``TensorArray.stack`` in compiled code (a dense array in one copy, else :func:`gather`): ``(bytes, shape)``."""
+    ok, flat, shape = _dense_stack(s, want)
+    if ok:
+        return flat, shape
+    h = s.hdr
+    if h[CLOSED]:
+        raise InvalidArgumentError(_MSG_T1.replace("{name}", s.name))
+    st, flat, shape = gather(s, np.arange(h[SIZE]), s.ces, h[CLASS_KNOWN] != 0, want)
+    if st:
+        raise_status(s, st)
+    return flat, shape
+
+
+@_kernels._kernel()
+def jit_scatter(s, idx, idx_shape, flat, rows, row, numeric):
+    """``TensorArray.scatter``/``unstack`` in compiled code after the cast: class check, :func:`scatter`, merge."""
+    _class_check(s, row)
+    _check_vector(idx_shape, _MSG_G2)
+    st = scatter(s, idx, flat, rows, row, numeric)
+    if st:
+        raise_status(s, st)
+    _class_merge(s, row)
+    return 0
+
+
+@_kernels._kernel()
+def jit_concat(s, want):
+    """``TensorArray.concat`` in compiled code: ``(bytes, shape)``; raises."""
+    # the class passes element_shape[1:] as the op's element_shape_except0 (known when the rank is >= 1)
+    known = s.hdr[CLASS_KNOWN] != 0 and s.ces.size > 0
+    attr = s.ces[1:] if known else s.ces[:0]
+    st, flat, shape, _ = concat(s, attr, known, want)
+    if st:
+        raise_status(s, st)
+    return flat, shape
+
+
+@_kernels._kernel()
+def jit_split(s, flat, vshape, lens, lens_shape, numeric):
+    """``TensorArray.split`` in compiled code after the cast (``lens`` flat, ``lens_shape`` its shape); raises."""
+    vdim = vshape.size
+    # the class checks (and merges) the pieces' shape only when all lengths are equal
+    same = lens_shape.size == 1 and lens.size > 0 and vdim > 0
+    if same:
+        for k in range(1, lens.size):
+            if lens[k] != lens[0]:
+                same = False
+                break
+    shape = vshape.copy()
+    if same:
+        shape[0] = lens[0]
+        if shape[0] < 0:  # the class makes a TensorShape of it first
+            raise ValueError(_MSG_DIM_NEGATIVE.replace("{dim}", str(shape[0])))
+        _class_check(s, shape)
+    _check_vector(lens_shape, _MSG_P1)
+    if lens.size >= 2147483647:
+        raise InvalidArgumentError(_MSG_P2)
+    if vdim == 0:
+        raise InvalidArgumentError(_MSG_P3.replace("{shape}", "[]"))
+    total = lens.sum()
+    if total != vshape[0]:
+        raise InvalidArgumentError(_MSG_P4.replace("{total}", str(total)).replace("{shape}", _shape_str(vshape, vdim)))
+    st = split(s, flat, lens, vshape, numeric, False)
+    if st:
+        raise_status(s, st)
+    if same:
+        _class_merge(s, shape)
+    return 0
+
+
+@_kernels._kernel()
+def jit_closed(s):
+    """Raise TF's error for an op on the closed array ``s`` (``size()`` in compiled code)."""
+    raise InvalidArgumentError(_MSG_T1.replace("{name}", s.name))
+
+
+def _new_name(base):
+    """Return a new array's unique name (the registry's counter; called from compiled code in object mode)."""
+    from ._registry import new_name
+
+    return new_name(base)
+
+
+@register_jitable
+def _unique_name(base):
+    """Return a new array's unique name from compiled code (:func:`_new_name`, in object mode)."""
+    with objmode(uname="unicode_type"):
+        uname = _new_name(base)
+    return uname
+
+
+@_kernels._kernel()
+def jit_new(n, dyn, car, infer, es, nones, itemsize, code, slack, factor, parmin, base):
+    """``numba_ta.TensorArray(...)`` in compiled code: checks, then a new struct (its name from the registry).
+
+    ``es`` holds the ``element_shape`` given (its ``None`` dimensions where ``nones`` is set);
+    the other arguments are the class's, and the dtype's item size and code.
+    """
+    for k in range(es.size):
+        if nones[k]:
+            es[k] = -1
+        elif es[k] < 0:
+            raise ValueError(_MSG_DIMS_NEGATIVE.replace("{dim}", str(es[k])))
+    if n < 0:
+        raise InvalidArgumentError(_MSG_SIZE_NEGATIVE)
+    uname = _unique_name(base)
+    h = np.zeros(NHDR, np.int64)
+    h[SIZE] = n
+    h[CAP] = n
+    h[LAYOUT] = _NONE
+    h[DYN] = dyn
+    h[CAR] = car
+    h[IDENT] = infer  # the class creates its arrays with identical_element_shapes=infer_shape
+    h[CLASS_KNOWN] = 1
+    h[INFER] = infer
+    h[FASTSID] = -1
+    h[ES_KNOWN] = 1
+    h[MARKED] = -1
+    h[ITEMSIZE] = itemsize
+    h[DTYPE] = code
+    h[SLACK] = slack
+    h[FACTOR] = factor
+    h[PARMIN] = parmin
+    return StateProxy(np.empty(0, np.uint8), np.zeros(n, np.uint8), np.zeros(n, np.int32), np.zeros(n, np.int64), h,
+                      np.zeros(0, np.int64), np.zeros(1, np.int64), np.zeros(0, np.int64), es, es.copy(), uname,
+                      np.zeros(_ERR_WORDS, np.int64))  # fmt: skip

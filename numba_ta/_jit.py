@@ -5,11 +5,13 @@ A :class:`numba_ta.TensorArray` passed to a compiled function enters it as a
 whose fields are the array's own buffers (``data``, ``state``, ``shape_id``,
 ``offsets``: the same numpy arrays the Python layer uses, shared, not copied),
 its scalars (``hdr``), its interned element shapes, its element shape and the
-class's element shape.  The methods below are the class's (its shape checks
-and merges, its casts) around the engine's ops, which run TF's checks in TF's
-order with TF's error classes and texts; they add fast paths for the common
-cases (a dense row written or read, a dense array stacked) through borrowed
-pointers.
+class's element shape.  The methods below are the class's: each casts its
+arguments, tries its per-element fast path (a dense row written or read,
+through borrowed pointers) inline, and otherwise calls the op's engine entry
+(``numba_ta._engine.jit_*``: the class's shape check and merge around the
+engine's op, which runs TF's checks in TF's order and raises TF's error
+classes and texts) by its symbol name (:mod:`numba_ta._abi`), so the engine is
+compiled once, not into every user function.
 
 Entering and leaving
 --------------------
@@ -40,13 +42,12 @@ import threading
 import weakref
 
 import numpy as np
-from numba import literal_unroll, objmode, types
+from numba import literal_unroll, types
 from numba.core import cgutils
 from numba.core.errors import TypingError
 from numba.core.extending import (
     NativeValue,
     box,
-    intrinsic,
     overload,
     overload_attribute,
     overload_method,
@@ -58,12 +59,11 @@ from numba.experimental import structref
 from numba.np.numpy_support import as_dtype, from_dtype
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
-from . import _config, _registry, _storage
+from . import _abi, _config, _registry, _storage
 from . import _engine as E
 from ._engine import (
     _C,
     _D,
-    _DENSE,
     _ND,
     _R,
     _W,
@@ -75,13 +75,7 @@ from ._engine import (
     DYN,
     ES_KNOWN,
     FASTSID,
-    GEN,
-    IDENT,
     INFER,
-    ITEMSIZE,
-    LAYOUT,
-    MARKED,
-    NHDR,
     SIZE,
     WIDTH,
     _buf,
@@ -93,26 +87,9 @@ from ._shapes import TensorShape
 from .errors import InvalidArgumentError
 from .tensor_array import TensorArray
 
-_NONE = E._NONE
-
-# message templates (str.format fields filled in with str.replace in compiled code)
-_T1, _G2, _S2, _P1, _P2, _P3, _P4 = (MESSAGES[c][1] for c in ("T1", "G2", "S2", "P1", "P2", "P3", "P4"))
-_DIM_NEGATIVE = MESSAGES["NT-convert-dim-negative"][1].replace("{argname}", "other")
-_CLASS_SHAPES = MESSAGES["NT-class-shapes"][1]
+# message templates raised inline (the entries raise the others, numba_ta._engine)
+_S2 = MESSAGES["S2"][1]
 _NO_SIZE = MESSAGES["NT-class-no-size"][1]
-_SIZE_NEGATIVE = MESSAGES["NT-size-negative"][1]
-_DIMS_NEGATIVE = MESSAGES["NT-convert-dim-negative"][1].replace("{argname}", "dims")
-
-
-@register_jitable
-def _shape_str(a, n):
-    """TF's ``TensorShape::DebugString`` of the first ``n`` items of ``a``: ``[2,3]``."""
-    out = "["
-    for k in range(n):
-        if k:
-            out += ","
-        out += str(a[k])
-    return out + "]"
 
 
 # --------------------------------------------------------------------------- the type
@@ -368,64 +345,9 @@ def _box_ta(typ, val, c):
     return res
 
 
-# --------------------------------------------------------------------------- compiled helpers
-@intrinsic
-def _state(typingctx, ta):
-    """Return the struct of ``ta`` typed as the engine's state (the same struct: its fields are the engine's).
-
-    The engine's ops are then compiled once per process for every dtype and rank,
-    instead of once per ``TensorArrayType``.
-    """
-    if not isinstance(ta, TensorArrayType):
-        return None
-    sig = E.state_type()(ta)
-
-    def codegen(context, builder, sig, args):
-        src = cgutils.create_struct_proxy(sig.args[0])(context, builder, value=args[0])
-        dst = cgutils.create_struct_proxy(sig.return_type)(context, builder)
-        dst.meminfo = builder.bitcast(src.meminfo, dst.meminfo.type)
-        context.nrt.incref(builder, sig.args[0], args[0])  # the new reference the result holds
-        return dst._getvalue()
-
-    return sig, codegen
-
-
-@register_jitable
-def _py_str(a, n):
-    """Python's ``str(tf.TensorShape)`` (-1 is None): ``(2,)``, ``(None, 3)``, ``()``."""
-    out = "("
-    for k in range(n):
-        if k:
-            out += ", "
-        out += "None" if a[k] < 0 else str(a[k])
-    return out + (",)" if n == 1 else ")")
-
-
-@register_jitable
-def _class_check(s, shape):
-    """Check the class's element shape (``_check_element_shape``): ValueError as TF's Python layer raises it."""
-    if not s.hdr[CLASS_KNOWN]:
-        return
-    ces = s.ces
-    if not E._compatible(ces, shape):
-        raise ValueError(
-            _CLASS_SHAPES.replace("{shape}", _py_str(shape, shape.size)).replace(
-                "{element_shape}", _py_str(ces, ces.size)
-            )
-        )
-
-
-@register_jitable
-def _class_merge(s, shape):
-    """Merge the written shape into the class's element shape (``infer_shape``; an unknown one becomes it)."""
-    h = s.hdr
-    if not h[INFER]:
-        return
-    if not h[CLASS_KNOWN] or not E._same(s.ces, shape):
-        s.ces = shape.copy()  # after _class_check: the merge of a compatible shape into a concrete one is it
-        h[CLASS_KNOWN] = 1
-        h[CES_CHANGED] = 1
-        h[GEN] += 1
+# --------------------------------------------------------------------------- compiled methods
+# Each method keeps inline its per-element fast path (write, read), casts and byte views; the
+# rest of the op is one engine entry, called by symbol (numba_ta._abi.call): not compiled here.
 
 
 @register_jitable
@@ -495,7 +417,6 @@ def _ol_write(ta, index, value):
     ndim = ta.ndim
     numeric = dtype != types.boolean
     vdim = value.ndim if isinstance(value, types.Array) else 0
-
     same = isinstance(value, types.Array) and value.dtype == dtype
 
     def impl(ta, index, value):
@@ -507,13 +428,8 @@ def _ol_write(ta, index, value):
             v = np.full((), value, dtype)
         if vdim == ndim and _fast_write(ta, index, v, ndim):
             return ta
-        shape = E.shape_array(v.shape)
-        _class_check(ta, shape)
-        s = _state(ta)
-        st = E.write(s, index, np.ascontiguousarray(v).reshape(-1).view(np.uint8), shape, numeric)
-        if st:
-            E.raise_status(s, st)
-        _class_merge(ta, shape)
+        _abi.call("write", (ta, np.int64(index), np.ascontiguousarray(v).reshape(-1).view(np.uint8),
+                            E.shape_array(v.shape), numeric))  # fmt: skip
         return ta
 
     return impl
@@ -581,10 +497,7 @@ def _ol_read(ta, index):
         ok, out = _fast_read(ta, index, ndim, zshape, dt)
         if ok:
             return out
-        s = _state(ta)
-        st, flat, shape = E.read(s, index, ndim)
-        if st:
-            E.raise_status(s, st)
+        flat, shape = _abi.call("read", (ta, np.int64(index), ndim))
         return flat.view(dt).reshape(to_fixed_tuple(shape, ndim))
 
     return impl
@@ -594,7 +507,7 @@ def _ol_read(ta, index):
 def _ol_size(ta):
     def impl(ta):
         if ta.hdr[CLOSED]:
-            raise InvalidArgumentError(_T1.replace("{name}", ta.name))
+            _abi.call("closed", (ta,))  # raises TF's error
         return np.int32(ta.hdr[SIZE])  # TF's size is an int32 scalar
 
     return impl
@@ -619,12 +532,6 @@ def _ol_element_shape(ta):
     return impl
 
 
-@register_jitable
-def _class_attr(ta):
-    """Return the class's element shape as a gather's ``element_shape`` attribute: ``(dims, known)``."""
-    return ta.ces, ta.hdr[CLASS_KNOWN] != 0
-
-
 @overload_method(TensorArrayType, "gather")
 def _ol_gather(ta, indices):
     ndim = ta.ndim
@@ -633,121 +540,56 @@ def _ol_gather(ta, indices):
 
     def impl(ta, indices):
         idx = np.asarray(indices).astype(np.int64)
-        if idx.ndim != 1:
-            raise InvalidArgumentError(_G2.replace("{shape}", _shape_str(E.shape_array(idx.shape), idx.ndim)))
-        attr, known = _class_attr(ta)
-        s = _state(ta)
-        st, flat, shape = E.gather(s, idx.ravel(), attr, known, ndim)
-        if st:
-            E.raise_status(s, st)
+        flat, shape = _abi.call("gather", (ta, idx.ravel(), E.shape_array(idx.shape), ndim))
         return flat.view(dt).reshape(to_fixed_tuple(shape, ndim1))
 
     return impl
-
-
-@register_jitable
-def _fast_stack(s, ndim, zshape1, dt):
-    """Stack a dense array whose elements all hold data of one shape in place; ``(False, empty)`` otherwise.
-
-    Then none of TF's checks can fail and the element shape does not change
-    (the class's shape, if known, already agrees with the array's and the
-    elements'): the op is one copy of the rows and the read marks.
-    """
-    h, _ = _buf(s, "hdr")
-    n = h[SIZE]
-    stp, nst = _buf(s, "state")
-    if h[CLOSED] or n == 0 or n > nst or h[LAYOUT] != _DENSE:
-        return False, np.empty(zshape1, dt)
-    ip, _ = _buf(s, "shape_id")
-    op, _ = _buf(s, "offsets")
-    itp, _ = _buf(s, "items")
-    s0 = ip[0]
-    w = h[WIDTH]
-    a, ok = _shape_at(s, s0, ndim)
-    ok = ok and w > 0 and itp[s0] == w
-    sp, _ = _buf(s, "dims")
-    if ok and h[CLASS_KNOWN]:
-        esp, ne = _buf(s, "es")
-        cp, nc = _buf(s, "ces")
-        ok = h[ES_KNOWN] != 0 and ne == ndim and nc == ndim
-        if ok:
-            for k in range(ndim):
-                c = cp[k]
-                if c >= 0 and (sp[a + k] != c or esp[k] != c):
-                    ok = False
-    if ok:
-        for i in range(n):
-            if stp[i] & (_W | _D | _C) != _W | _D or ip[i] != s0 or op[i] != i * w:
-                ok = False
-                break
-    if not ok:
-        return False, np.empty(zshape1, dt)
-    shp = tuple_setitem(zshape1, 0, n)
-    for k in range(ndim):
-        shp = tuple_setitem(shp, k + 1, sp[a + k])
-    out = E._advise(np.empty(shp, dt))
-    fp = _ptr(out)
-    bp, _ = _buf(s, "data")
-    dp = _cast(bp, out)
-    for k in range(n * w):
-        fp[k] = dp[k]
-    if h[CAR]:
-        for i in range(n):
-            stp[i] = (stp[i] | _R | _C) & _ND
-    else:
-        for i in range(n):
-            stp[i] |= _R
-    return True, out
 
 
 @overload_method(TensorArrayType, "stack")
 def _ol_stack(ta):
     ndim = ta.ndim
     ndim1 = ndim + 1
-    zshape1 = (0,) * ndim1
     dt = ta.dtype
 
     def impl(ta):
-        ok, out = _fast_stack(ta, ndim, zshape1, dt)
-        if ok:
-            return out
-        if ta.hdr[CLOSED]:
-            raise InvalidArgumentError(_T1.replace("{name}", ta.name))
-        attr, known = _class_attr(ta)
-        s = _state(ta)
-        st, flat, shape = E.gather(s, np.arange(ta.hdr[SIZE]), attr, known, ndim)
-        if st:
-            E.raise_status(s, st)
+        flat, shape = _abi.call("stack", (ta, ndim))
         return flat.view(dt).reshape(to_fixed_tuple(shape, ndim1))
 
     return impl
 
 
-@register_jitable
-def _class_scatter(ta, idx, v, numeric):
-    """Run the class's ``scatter``/``unstack`` after the cast: its shape check, the op, its shape merge."""
-    row = E.shape_array(v.shape[1:])
-    _class_check(ta, row)
-    if idx.ndim != 1:
-        raise InvalidArgumentError(_G2.replace("{shape}", _shape_str(E.shape_array(idx.shape), idx.ndim)))
-    s = _state(ta)
-    st = E.scatter(s, idx.ravel(), np.ascontiguousarray(v).reshape(-1).view(np.uint8), v.shape[0], row, numeric)
-    if st:
-        E.raise_status(s, st)
-    _class_merge(ta, row)
-    return ta
+def _scalar_value(method, vdim):
+    """Return the implementation of ``scatter``/``unstack`` for a scalar ``value`` (TF's S2 error), or None."""
+    if vdim:
+        return None
+    msg = _S2.replace("{shape}", "[]")
+
+    def scatter(ta, indices, value):
+        raise InvalidArgumentError(msg)
+
+    def unstack(ta, value):
+        raise InvalidArgumentError(msg)
+
+    return scatter if method == "scatter" else unstack
 
 
 @overload_method(TensorArrayType, "scatter")
 def _ol_scatter(ta, indices, value):
     dtype = ta.dtype
-    numeric = 1 if dtype != types.boolean else 0
+    numeric = dtype != types.boolean
     vdim = value.ndim if isinstance(value, types.Array) else 0
+    scalar = _scalar_value("scatter", vdim)
+    if scalar is not None:
+        return scalar
 
     def impl(ta, indices, value):
-        if vdim == 0:
-            raise InvalidArgumentError(_S2.replace("{shape}", "[]"))
-        return _class_scatter(ta, np.asarray(indices).astype(np.int64), np.asarray(value).astype(dtype), numeric)
+        idx = np.asarray(indices).astype(np.int64)
+        v = np.asarray(value).astype(dtype)
+        _abi.call("scatter", (ta, idx.ravel(), E.shape_array(idx.shape),
+                              np.ascontiguousarray(v).reshape(-1).view(np.uint8), np.int64(v.shape[0]),
+                              E.shape_array(v.shape[1:]), numeric))  # fmt: skip
+        return ta
 
     return impl
 
@@ -755,14 +597,19 @@ def _ol_scatter(ta, indices, value):
 @overload_method(TensorArrayType, "unstack")
 def _ol_unstack(ta, value):
     dtype = ta.dtype
-    numeric = 1 if dtype != types.boolean else 0
+    numeric = dtype != types.boolean
     vdim = value.ndim if isinstance(value, types.Array) else 0
+    scalar = _scalar_value("unstack", vdim)
+    if scalar is not None:
+        return scalar
 
     def impl(ta, value):
-        if vdim == 0:
-            raise InvalidArgumentError(_S2.replace("{shape}", "[]"))
         v = np.asarray(value).astype(dtype)
-        return _class_scatter(ta, np.arange(v.shape[0]), v, numeric)
+        n = v.shape[0]
+        _abi.call("scatter", (ta, np.arange(np.int64(n)), E.shape_array((n,)),
+                              np.ascontiguousarray(v).reshape(-1).view(np.uint8), np.int64(n),
+                              E.shape_array(v.shape[1:]), numeric))  # fmt: skip
+        return ta
 
     return impl
 
@@ -773,14 +620,7 @@ def _ol_concat(ta):
     dt = ta.dtype
 
     def impl(ta):
-        h = ta.hdr
-        # the class passes element_shape[1:] as the op's element_shape_except0 (known when the rank is >= 1)
-        known = h[CLASS_KNOWN] != 0 and ta.ces.size > 0
-        attr = ta.ces[1:] if known else ta.ces[:0]
-        s = _state(ta)
-        st, flat, shape, _ = E.concat(s, attr, known, ndim)
-        if st:
-            E.raise_status(s, st)
+        flat, shape = _abi.call("concat", (ta, ndim))
         return flat.view(dt).reshape(to_fixed_tuple(shape, ndim))
 
     return impl
@@ -789,39 +629,13 @@ def _ol_concat(ta):
 @overload_method(TensorArrayType, "split")
 def _ol_split(ta, value, lengths):
     dtype = ta.dtype
-    numeric = 1 if dtype != types.boolean else 0
-    vdim = value.ndim if isinstance(value, types.Array) else 0
+    numeric = dtype != types.boolean
 
     def impl(ta, value, lengths):
         v = np.asarray(value).astype(dtype)
         lens = np.asarray(lengths).astype(np.int64)
-        flat_lens = lens.ravel()
-        # the class checks (and merges) the pieces' shape only when all lengths are equal
-        same = lens.ndim == 1 and lens.size > 0 and vdim > 0 and np.all(flat_lens == flat_lens[0])
-        shape = E.shape_array(v.shape)
-        if same:
-            shape[0] = flat_lens[0]
-            if shape[0] < 0:  # the class makes a TensorShape of it first
-                raise ValueError(_DIM_NEGATIVE.replace("{dim}", str(shape[0])))
-            _class_check(ta, shape)
-        if lens.ndim != 1:
-            raise InvalidArgumentError(_P1.replace("{shape}", _shape_str(E.shape_array(lens.shape), lens.ndim)))
-        if lens.size >= 2147483647:
-            raise InvalidArgumentError(_P2)
-        if vdim == 0:
-            raise InvalidArgumentError(_P3.replace("{shape}", "[]"))
-        total = lens.sum()
-        if total != v.shape[0]:
-            raise InvalidArgumentError(
-                _P4.replace("{total}", str(total)).replace("{shape}", _shape_str(E.shape_array(v.shape), vdim))
-            )
-        flat = np.ascontiguousarray(v).reshape(-1).view(np.uint8)
-        s = _state(ta)
-        st = E.split(s, flat, flat_lens, E.shape_array(v.shape), numeric, False)
-        if st:
-            E.raise_status(s, st)
-        if same:
-            _class_merge(ta, shape)
+        _abi.call("split", (ta, np.ascontiguousarray(v).reshape(-1).view(np.uint8), E.shape_array(v.shape),
+                            lens.ravel(), E.shape_array(lens.shape), numeric))  # fmt: skip
         return ta
 
     return impl
@@ -829,21 +643,15 @@ def _ol_split(ta, value, lengths):
 
 # --------------------------------------------------------------------------- creating an array in compiled code
 def _dim(d):  # pragma: no cover - replaced by its overload in compiled code
-    """Return a dimension of ``element_shape`` as -1 (None: unknown) or itself (compiled code only)."""
+    """Return a dimension of ``element_shape`` as ``(value, is None)`` (compiled code only; ``new`` checks it)."""
 
 
 @overload(_dim)
 def _ol_dim(d):
     if _absent(d):
-        return lambda d: -1
+        return lambda d: (np.int64(0), np.uint8(1))
     if isinstance(d, types.Integer):
-
-        def impl(d):
-            if d < 0:
-                raise ValueError(_DIMS_NEGATIVE.replace("{dim}", str(d)))
-            return d
-
-        return impl
+        return lambda d: (np.int64(d), np.uint8(0))
     raise TypingError(f"element_shape: each dimension must be an int or None inside compiled code, not {d}")
 
 
@@ -923,61 +731,38 @@ def new_array(dtype, size, dynamic_size, clear_after_read, tensor_array_name, ha
     # the memory policy and the parallel threshold, as the compile saw them
     slack, factor, parmin = _storage.DENSE_SLACK_BYTES, _storage.DENSE_FACTOR, _config.PARALLEL_MIN_ELEMENTS
 
+    if not has_size:  # the class's first check: nothing else runs
+
+        def no_size(dtype, size=None, dynamic_size=None, clear_after_read=None, tensor_array_name=None,
+                    handle=None, flow=None, infer_shape=True, element_shape=None,
+                    colocate_with_first_write_call=True, name=None):  # fmt: skip
+            raise ValueError(_NO_SIZE)
+
+        return no_size
+
     def impl(dtype, size=None, dynamic_size=None, clear_after_read=None, tensor_array_name=None, handle=None,
              flow=None, infer_shape=True, element_shape=None, colocate_with_first_write_call=True,
              name=None):  # fmt: skip
-        if not has_size:
-            raise ValueError(_NO_SIZE)
         es = np.empty(ndim, np.int64)
+        nones = np.zeros(ndim, np.uint8)  # the dimensions given as None
         if ndim:
             k = 0
             if homogeneous:
                 for d in element_shape:
-                    es[k] = _dim(d)
+                    x = _dim(d)
+                    es[k] = x[0]
+                    nones[k] = x[1]
                     k += 1
             else:
                 for d in literal_unroll(element_shape):
-                    es[k] = _dim(d)
+                    x = _dim(d)
+                    es[k] = x[0]
+                    nones[k] = x[1]
                     k += 1
-        n = np.int64(size)
-        if n < 0:
-            raise InvalidArgumentError(_SIZE_NEGATIVE)
-        dyn = _flag(dynamic_size, False)
-        car = _flag(clear_after_read, True)
-        infer = _flag(infer_shape, True)
-        base = _base_name(tensor_array_name, name)
-        with objmode(uname="unicode_type"):
-            uname = _registry.new_name(base)
-        s = structref.new(ta_type)
-        s.data = np.empty(0, np.uint8)
-        s.state = np.zeros(n, np.uint8)
-        s.shape_id = np.zeros(n, np.int32)
-        s.offsets = np.zeros(n, np.int64)
-        h = np.zeros(NHDR, np.int64)
-        h[SIZE] = n
-        h[CAP] = n
-        h[LAYOUT] = _NONE
-        h[DYN] = dyn
-        h[CAR] = car
-        h[IDENT] = infer  # the class creates its arrays with identical_element_shapes=infer_shape
-        h[CLASS_KNOWN] = 1
-        h[INFER] = infer
-        h[FASTSID] = -1
-        h[ES_KNOWN] = 1
-        h[MARKED] = -1
-        h[ITEMSIZE] = itemsize
-        h[E.DTYPE] = code
-        h[E.SLACK] = slack
-        h[E.FACTOR] = factor
-        h[E.PARMIN] = parmin
-        s.hdr = h
-        s.dims = np.zeros(0, np.int64)
-        s.starts = np.zeros(1, np.int64)
-        s.items = np.zeros(0, np.int64)
-        s.es = es
-        s.ces = es.copy()
-        s.name = uname
-        s.err = np.zeros(E._ERR_WORDS, np.int64)
-        return s
+        # the entry checks the dimensions, then the size, and makes the struct
+        return _abi.call_new(ta_type, (np.int64(size), _flag(dynamic_size, False), _flag(clear_after_read, True),
+                                       _flag(infer_shape, True), es, nones, np.int64(itemsize), np.int64(code),
+                                       np.int64(slack), np.int64(factor), np.int64(parmin),
+                                       _base_name(tensor_array_name, name)))  # fmt: skip
 
     return impl

@@ -2,7 +2,7 @@
 
 ``setup.py`` runs this while ``pip install .`` builds the package, with the built
 package's ``numba_ta/_compiled`` as the folder, so that a new user's first ops load
-compiled code instead of compiling it (issue 26: about half a minute on 2 cores).
+compiled code instead of compiling it (about half a minute on 2 cores).
 :mod:`numba_ta._cache` reads the folder; what it does not hold (another CPU, another
 Numba, changed sources, a signature this workload does not reach) is compiled at first
 use as before.
@@ -15,6 +15,9 @@ The workload runs every op of the class, of :mod:`numba_ta.raw_ops` (TensorArray
 TensorList ops) and of the gradient arrays on small arrays, with the serial kernels and
 again with the parallel ones (threshold 0), for a float, an integer and a bool dtype.
 Errors are part of it: an op that fails compiles the same code as one that succeeds.
+Last, a small user-style ``@numba.njit`` function calls every method of a TensorArray in
+compiled code, which compiles the engine entries those methods call by symbol
+(:mod:`numba_ta._abi`; the user-style function itself is not cached).
 """
 
 from __future__ import annotations
@@ -94,6 +97,37 @@ def _ops() -> None:
                 )  # fmt: skip
     finally:
         _config.PARALLEL_MIN_ELEMENTS = old
+    _compiled_ops()
+
+
+def _compiled_ops() -> None:
+    """Compile and run a user-style ``@njit`` function calling every method: the entries of :mod:`numba_ta._abi`."""
+    import numba
+    import numpy as np
+
+    from .tensor_array import TensorArray
+
+    if getattr(numba.config, "DISABLE_JIT", False):
+        return
+
+    @numba.njit
+    def user(ta, data, idx, flat, lens):
+        ta = ta.unstack(data)
+        r = ta.read(1)
+        g = ta.gather(idx)
+        s = ta.stack()
+        n = ta.size()
+        es = ta.element_shape
+        made = TensorArray(np.float32, size=2, dynamic_size=True, element_shape=(None,))
+        made = made.write(0, r).write(3, r)
+        made = made.scatter(np.array([1, 2]), data[:2])
+        t = made.stack()
+        parts = TensorArray(np.float32, size=3, infer_shape=False, element_shape=(None,)).split(flat, lens)
+        return ta, r.sum() + g.sum() + s.sum() + t.sum() + parts.concat().sum() + n + es[0]
+
+    data = np.arange(24, dtype=np.float32).reshape(4, 6)
+    ta = TensorArray(np.float32, size=4, clear_after_read=False, element_shape=[6])
+    user(ta, data, np.array([3, 1]), data.reshape(-1), np.array([4, 8, 12]))
 
 
 def main(argv: list[str] | None = None) -> int:
