@@ -1946,6 +1946,8 @@ def set_ces(s, ces):
 # exception (``raise_status``: the status's text is built in Python), the class's shape merge.  The
 # methods keep inline only their per-element fast paths, casts and byte views.
 # Their signatures are numba_ta._abi.ENTRIES: change one only with a new ABI version there.
+# They run only in compiled code (NUMBA_DISABLE_JIT=1 runs users' functions on the Python class),
+# hence their coverage pragmas: tests/test_jit.py and tests/test_jit_abi.py run them.
 # (The Python layer's ``py_*`` entries above return statuses instead of raising, and the class's
 # checks live in Python there, so the two sets share the engine's bodies, not their entries.)
 _MSG_T1, _MSG_G2, _MSG_P1, _MSG_P2, _MSG_P3, _MSG_P4 = (MESSAGES[c][1] for c in ("T1", "G2", "P1", "P2", "P3", "P4"))
@@ -1956,7 +1958,7 @@ _MSG_DIMS_NEGATIVE = MESSAGES["NT-convert-dim-negative"][1].replace("{argname}",
 
 
 @register_jitable
-def _shape_str(a, n):
+def _shape_str(a, n):  # pragma: no cover - users' compiled code
     """TF's ``TensorShape::DebugString`` of the first ``n`` items of ``a``: ``[2,3]``."""
     out = "["
     for k in range(n):
@@ -1967,7 +1969,7 @@ def _shape_str(a, n):
 
 
 @register_jitable
-def _py_str(a, n):
+def _py_str(a, n):  # pragma: no cover - users' compiled code
     """Python's ``str(tf.TensorShape)`` (-1 is None): ``(2,)``, ``(None, 3)``, ``()``."""
     out = "("
     for k in range(n):
@@ -1978,7 +1980,7 @@ def _py_str(a, n):
 
 
 @register_jitable
-def _class_check(s, shape):
+def _class_check(s, shape):  # pragma: no cover - users' compiled code
     """Check the class's element shape (``_check_element_shape``): ValueError as TF's Python layer raises it."""
     if not s.hdr[CLASS_KNOWN]:
         return
@@ -1992,7 +1994,7 @@ def _class_check(s, shape):
 
 
 @register_jitable
-def _class_merge(s, shape):
+def _class_merge(s, shape):  # pragma: no cover - users' compiled code
     """Merge the written shape into the class's element shape (``infer_shape``; an unknown one becomes it)."""
     h = s.hdr
     if not h[INFER]:
@@ -2012,7 +2014,7 @@ def _check_vector(shape, template):
 
 
 @register_jitable
-def _dense_stack(s, want):
+def _dense_stack(s, want):  # pragma: no cover - users' compiled code
     """Stack a dense array whose elements all hold data of one shape of rank ``want``: ``(ok, bytes, shape)``.
 
     Then none of TF's checks can fail and the element shape does not change (the
@@ -2063,7 +2065,7 @@ def _dense_stack(s, want):
 
 
 @_kernels._kernel()
-def jit_write(s, index, flat, shape, numeric):
+def jit_write(s, index, flat, shape, numeric):  # pragma: no cover - users' compiled code
     """``TensorArray.write`` in compiled code, past its fast path: class check, :func:`write`, merge; raises."""
     _class_check(s, shape)
     st = write(s, index, flat, shape, numeric)
@@ -2074,7 +2076,7 @@ def jit_write(s, index, flat, shape, numeric):
 
 
 @_kernels._kernel()
-def jit_read(s, index, want):
+def jit_read(s, index, want):  # pragma: no cover - users' compiled code
     """``TensorArray.read`` in compiled code, past its fast path: ``(bytes, shape)``; raises."""
     st, flat, shape = read(s, index, want)
     if st:
@@ -2083,7 +2085,7 @@ def jit_read(s, index, want):
 
 
 @_kernels._kernel()
-def jit_gather(s, idx, idx_shape, want):
+def jit_gather(s, idx, idx_shape, want):  # pragma: no cover - users' compiled code
     """``TensorArray.gather`` in compiled code (``idx`` flat, ``idx_shape`` its shape): ``(bytes, shape)``; raises."""
     _check_vector(idx_shape, _MSG_G2)
     st, flat, shape = gather(s, idx, s.ces, s.hdr[CLASS_KNOWN] != 0, want)
@@ -2093,7 +2095,7 @@ def jit_gather(s, idx, idx_shape, want):
 
 
 @_kernels._kernel()
-def jit_stack(s, want):
+def jit_stack(s, want):  # pragma: no cover - users' compiled code
     """``TensorArray.stack`` in compiled code (a dense array in one copy, else :func:`gather`): ``(bytes, shape)``."""
     ok, flat, shape = _dense_stack(s, want)
     if ok:
@@ -2108,7 +2110,7 @@ def jit_stack(s, want):
 
 
 @_kernels._kernel()
-def jit_scatter(s, idx, idx_shape, flat, rows, row, numeric):
+def jit_scatter(s, idx, idx_shape, flat, rows, row, numeric):  # pragma: no cover - users' compiled code
     """``TensorArray.scatter``/``unstack`` in compiled code after the cast: class check, :func:`scatter`, merge."""
     _class_check(s, row)
     _check_vector(idx_shape, _MSG_G2)
@@ -2120,7 +2122,7 @@ def jit_scatter(s, idx, idx_shape, flat, rows, row, numeric):
 
 
 @_kernels._kernel()
-def jit_concat(s, want):
+def jit_concat(s, want):  # pragma: no cover - users' compiled code
     """``TensorArray.concat`` in compiled code: ``(bytes, shape)``; raises."""
     # the class passes element_shape[1:] as the op's element_shape_except0 (known when the rank is >= 1)
     known = s.hdr[CLASS_KNOWN] != 0 and s.ces.size > 0
@@ -2132,7 +2134,7 @@ def jit_concat(s, want):
 
 
 @_kernels._kernel()
-def jit_split(s, flat, vshape, lens, lens_shape, numeric):
+def jit_split(s, flat, vshape, lens, lens_shape, numeric):  # pragma: no cover - users' compiled code
     """``TensorArray.split`` in compiled code after the cast (``lens`` flat, ``lens_shape`` its shape); raises."""
     vdim = vshape.size
     # the class checks (and merges) the pieces' shape only when all lengths are equal
@@ -2165,7 +2167,7 @@ def jit_split(s, flat, vshape, lens, lens_shape, numeric):
 
 
 @_kernels._kernel()
-def jit_closed(s):
+def jit_closed(s):  # pragma: no cover - users' compiled code
     """Raise TF's error for an op on the closed array ``s`` (``size()`` in compiled code)."""
     raise InvalidArgumentError(_MSG_T1.replace("{name}", s.name))
 
@@ -2186,7 +2188,7 @@ def _unique_name(base):
 
 
 @_kernels._kernel()
-def jit_new(n, dyn, car, infer, es, nones, itemsize, code, slack, factor, parmin, base):
+def jit_new(n, dyn, car, infer, es, nones, itemsize, code, slack, factor, parmin, base):  # pragma: no cover
     """``numba_ta.TensorArray(...)`` in compiled code: checks, then a new struct (its name from the registry).
 
     ``es`` holds the ``element_shape`` given (its ``None`` dimensions where ``nones`` is set);

@@ -108,6 +108,11 @@ class OpBenchmark(TimedCalls):
     params = [IMPLS_BULK, list(ELEMENTS), COUNTS, DTYPES]
     param_names = ["impl", "element", "n", "dtype"]
     timeout = 300
+    #: Processes per commit (asv's default is 2), interleaved with the other commit's by asv
+    #: continuous: a process's memory-bound timings depend on the pages it got (4 KiB or huge:
+    #: 3 ms or 8 ms for the same 64 MiB copy), which two processes per commit do not average out;
+    #: with two, the same numpy code at two commits came out up to 2.7x apart under load.
+    rounds = 4
 
     def setup(self, impl, element, n, dtype):
         self.case = get_case(self.op, impl, element, n, dtype, self.tf_default)

@@ -10,6 +10,10 @@ machine, where asv records runs across commits.
 The goals checked after the table (:func:`check_goals`) are the
 "Performance goals" of the documentation's Performance page.
 
+``--history FILE.png`` times nothing: it draws the headline ratios of the
+commits asv recorded (:mod:`history`), a picture that needs no network, unlike
+``asv publish``'s page.
+
 The ``compiled`` workload is a section of its own, after the goals: the
 workloads of :mod:`jit_workloads` (a TensorArray inside ``@numba.njit``
 against numpy and ``numba.typed.List`` in the same compiled loop, and the
@@ -1528,6 +1532,16 @@ def build_parser(prog="python -m benchmarks.report", epilog=None, bench_dir_help
         "--plot", metavar="FILE.png", default=None, help="also draw a bar chart to FILE.png (needs matplotlib)"
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress display on stderr")
+    parser.add_argument(
+        "--history",
+        metavar="FILE.png",
+        default=None,
+        help="time nothing: draw the headline ratios of every commit asv recorded (.asv/results) to FILE.png, "
+        "a picture that needs no network unlike asv publish (needs matplotlib and asv)",
+    )
+    parser.add_argument(
+        "--machine", default=None, help="with --history: the asv machine name (default: the only one with results)"
+    )
     if bench_dir_help is not None:
         parser.add_argument("--bench-dir", metavar="DIR", default=None, help=bench_dir_help)
     return parser
@@ -1593,7 +1607,30 @@ class _Settings:
         return False
 
 
+def _run_history(args, out):
+    """``--history FILE.png``: the headline ratios of the commits asv recorded (:mod:`history`)."""
+    from . import history
+
+    _check_output_path("--history", args.history)
+    try:
+        _require_matplotlib()
+    except ImportError:
+        raise UsageError("--history: matplotlib is not installed (pip install matplotlib)") from None
+    import importlib.util
+
+    if importlib.util.find_spec("asv") is None:
+        raise UsageError("--history: asv is not installed (pip install asv)")
+    try:
+        return history.history(args.history, suite=SUITE_DIR, machine=args.machine, out=out)
+    except ValueError as e:
+        raise UsageError(f"--history: {e}") from None
+
+
 def _run_command(args, out, prog):
+    if args.history is not None:
+        return _run_history(args, out)
+    if args.machine is not None:
+        raise UsageError("--machine: only with --history")
     cfg = config_from_args(args)
     if args.plot is not None:
         _check_output_path("--plot", args.plot)
