@@ -105,6 +105,7 @@ DTYPES = tuple(
 )  # fmt: skip
 _DTYPE_NAMES = tuple(tf_name(t) for t in DTYPES)
 _F16_CODE = DTYPES.index(np.dtype(np.float16))  # sums convert each item (Numba has no float16)
+_SUM_BATCH = 256  # elements from which a scatter's or split's sums take one kernel call (object mode: ~10 us)
 
 _W, _R, _C, _D = 1, 2, 4, 8
 _ND = 0xFF ^ _D  # clears the data bit of a uint8 state (~_D is negative: numpy refuses it for uint8)
@@ -935,7 +936,9 @@ def _add_half(dst, src):
 def _add_as(dst, src, t):
     """``dst += src`` for the bytes ``dst`` and ``src`` holding items of type ``t``."""
     d = dst.view(t)
-    d += src.view(t)
+    a = src.view(t)
+    for j in range(d.size):  # a loop: Numba's in-place ufunc ``d += a`` costs ~100 ns of checks per call
+        d[j] += a[j]
 
 
 @register_jitable
@@ -1402,13 +1405,18 @@ def concat(s, attr, attr_known, want):
     if attr_known and not _compatible(attr, s0[1:]):
         return _fail_s(s, _C3, 0, attr, attr.size, s0[1:], r - 1), none, _no_dims(), _no_dims()
     lengths = np.empty(n, np.int64)
+    prev = -1
+    length = 0
     for k in range(n):
-        sk = _sid_shape(s, sids[k], es)
-        if sk.size == 0:
-            return _fail_i(s, _C2, k), none, _no_dims(), _no_dims()
-        if not _same(sk[1:], s0[1:]):
-            return _fail_s(s, _C4, k, s0[1:], r - 1, sk[1:], sk.size - 1), none, _no_dims(), _no_dims()
-        lengths[k] = sk[0]
+        if sids[k] != prev:  # an element of the previous one's shape passes as it did
+            prev = sids[k]
+            sk = _sid_shape(s, prev, es)
+            if sk.size == 0:
+                return _fail_i(s, _C2, k), none, _no_dims(), _no_dims()
+            if not _same(sk[1:], s0[1:]):
+                return _fail_s(s, _C4, k, s0[1:], r - 1, sk[1:], sk.size - 1), none, _no_dims(), _no_dims()
+            length = sk[0]
+        lengths[k] = length
     st = _check_rank(s, 0, r, want)
     if st:
         return st, none, _no_dims(), _no_dims()
@@ -1462,64 +1470,82 @@ def _store_many(s, idx, flat, sizes, sids, add, fresh, unique):
             n_fresh += 1
             total += sizes[k]
     offs = np.zeros(m, np.int64)
+    h = s.hdr
+    room = -1  # items of the data buffer after the last allocation (-1: none yet)
     for k in range(m):
-        if fresh[k] and sizes[k]:
-            st, offs[k] = _alloc1(s, idx[k], sizes[k], top, n_fresh, total)
+        z = sizes[k]
+        if fresh[k] and z:
+            if h[LAYOUT] == _DENSE and z == h[WIDTH] and top * z <= room:
+                offs[k] = idx[k] * z  # what _alloc1 returns for a row of a dense buffer that holds them all
+                continue
+            st, offs[k] = _alloc1(s, idx[k], z, top, n_fresh, total)
             if st:
                 return st
+            h = s.hdr
+            room = _nitems(s)
     code = s.hdr[DTYPE]
     isz = s.hdr[ITEMSIZE]
     summing = add.any()
-    par = m > 1 and unique and work >= s.hdr[PARMIN] and not (summing and code == _F16_CODE)
-    if par:  # each element's items are its own: the copies and sums can run on Numba's threads
+    par = work >= s.hdr[PARMIN]
+    # one kernel call for all elements: on Numba's threads from PARMIN items; serially for the
+    # sums of many elements (a sum per element in the loop below costs ~0.1 us of views and checks)
+    batch = m > 1 and unique and (par or (summing and m >= _SUM_BATCH)) and not (summing and code == _F16_CODE)
+    if batch:  # each element's items are its own: the copies and sums can run on Numba's threads
         dst = np.empty(m, np.int64)
         src = np.empty(m, np.int64)
         o = 0
+        offsets = s.offsets
         for k in range(m):
-            dst[k] = s.offsets[idx[k]] if add[k] else offs[k]
+            dst[k] = offsets[idx[k]] if add[k] else offs[k]
             src[k] = o
             o += sizes[k]
         data = s.data
         with objmode():
-            _store_par(data, dst, flat, src, sizes, add, summing, isz, code)
+            _store_par(data, dst, flat, src, sizes, add, summing, isz, code, par)
+    # the struct's fields read once (a field read in a loop costs a reference count each time);
+    # nothing below replaces a field
+    data, offsets, state, shape_id = s.data, s.offsets, s.state, s.shape_id
     o = 0
     for k in range(m):
         i = idx[k]
         z = sizes[k]
-        if par:
+        if batch:
             if not add[k]:
-                s.offsets[i] = offs[k] if z else 0
+                offsets[i] = offs[k] if z else 0
         elif z:
             fo = o * isz
             if add[k]:
-                d0 = s.offsets[i] * isz
-                _add(s.data[d0 : d0 + z * isz], flat[fo : fo + z * isz], code)
+                d0 = offsets[i] * isz
+                _add(data[d0 : d0 + z * isz], flat[fo : fo + z * isz], code)
             else:
                 d0 = offs[k] * isz
-                _move(s.data, d0, flat, fo, z * isz)
-                s.offsets[i] = offs[k]
+                _move(data, d0, flat, fo, z * isz)
+                offsets[i] = offs[k]
         else:
-            s.offsets[i] = 0
-        s.state[i] = _W | _D
-        s.shape_id[i] = sids[k]
+            offsets[i] = 0
+        state[i] = _W | _D
+        shape_id[i] = sids[k]
         o += z
     if summing:
         s.hdr[DISALLOWED] = 1
     return 0
 
 
-def _store_par(data, dst, flat, src, sizes, add, summing, isz, code):
-    """Python (called from compiled code in object mode): the parallel kernel of :func:`_store_many`.
+def _store_par(data, dst, flat, src, sizes, add, summing, isz, code, parallel):
+    """Python (called from compiled code in object mode): the kernel call of :func:`_store_many`.
 
     ``data`` and ``flat`` are bytes, the offsets and sizes count items of ``isz`` bytes.  Copies
     run on the items' bit pattern (one kernel per item size); with sums (``summing``), the
-    items' dtype ``DTYPES[code]`` (one kernel per dtype, compiled at its first parallel sum).
+    items' dtype ``DTYPES[code]`` (one kernel per dtype, compiled at its first use).  The
+    ``parallel`` kernels run on Numba's threads, the others on the caller's.
     """
     if summing:
         t = DTYPES[code]
-        _kernels._store_or_add_segments_par(data.view(t), dst, flat.view(t), src, sizes, add)
+        kernel = _kernels._store_or_add_segments_par if parallel else _kernels._store_or_add_segments
+        kernel(data.view(t), dst, flat.view(t), src, sizes, add)
     else:
-        _kernels._write_segments_par(data, dst * isz, flat, src * isz, sizes * isz)
+        kernel = _kernels._write_segments_par if parallel else _kernels._write_segments
+        kernel(data, dst * isz, flat, src * isz, sizes * isz)
 
 
 @register_jitable

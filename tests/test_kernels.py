@@ -1,5 +1,9 @@
 """Kernel policy and kernel results against their pure-Python versions, serial and parallel."""
 
+import os
+import subprocess
+import sys
+
 import numba
 import numpy as np
 import pytest
@@ -110,9 +114,9 @@ def test_wide_indices_repeats_are_errors_at_the_right_position():
 # --------------------------------------------------------------------------- the decorator helper
 
 
-def _fresh_function(name):
+def _fresh_function(name, namespace=None):
     """A new plain function whose source file is ``<string>``: Numba has no cache locator for it."""
-    ns = {}
+    ns = {} if namespace is None else namespace
     exec(f"def {name}(x):\n    return x + 1\n", ns)
     return ns[name]
 
@@ -144,25 +148,49 @@ def test_kernel_without_cache_locator_compiles_uncached_and_warns_once(monkeypat
     assert _kernels._KERNELS == ["serial", "par"]
 
 
+_SHIPPED_PROBE = """
+import sys
+from pathlib import Path
+from numba_ta import _cache
+_cache.SHIPPED_DIR = Path(sys.argv[1])  # as installed: the package's own folder
+if sys.argv[2] != "same":
+    _cache._stamp = "other sources or options"
+sys.path.insert(0, sys.argv[3])
+import shipped_mod
+assert shipped_mod.shipped(1) == 2
+stats = shipped_mod.shipped.stats
+print("hits", sum(stats.cache_hits.values()), "misses", sum(stats.cache_misses.values()))
+"""
+
+
 @pytest.mark.skipif(numba.config.DISABLE_JIT, reason="NUMBA_DISABLE_JIT=1: nothing is cached")
-def test_code_compiled_into_the_shipped_folder_is_loaded_not_compiled(monkeypatch, tmp_path):
-    """What ``python -m numba_ta._precompile`` compiles is loaded from the package's folder, if the sources match."""
-    monkeypatch.setattr(_kernels, "_KERNELS", [])
-    monkeypatch.setattr(_cache, "SHIPPED_DIR", tmp_path / "absent")
-    monkeypatch.setenv("NUMBA_TA_PRECOMPILE_INTO", str(tmp_path / "built"))  # as at build time
-    built = _kernels._kernel()(_fresh_function("shipped"))
-    assert built(1) == 2
-    assert sum(built.stats.cache_misses.values()) == 1
-    assert len(list((tmp_path / "built").glob("*.nbi"))) == 1
-    monkeypatch.delenv("NUMBA_TA_PRECOMPILE_INTO")
-    monkeypatch.setattr(_cache, "SHIPPED_DIR", tmp_path / "built")  # as installed
-    loaded = _kernels._kernel()(_fresh_function("shipped"))
-    assert loaded(1) == 2
-    assert sum(loaded.stats.cache_hits.values()) == 1 and not loaded.stats.cache_misses
-    monkeypatch.setattr(_cache, "_stamp", "other sources or options")  # another build: compiled, not loaded
-    compiled = _kernels._kernel()(_fresh_function("shipped"))
-    assert compiled(1) == 2
-    assert sum(compiled.stats.cache_misses.values()) == 1 and not compiled.stats.cache_hits
+def test_code_compiled_into_the_shipped_folder_is_loaded_not_compiled(tmp_path):
+    """What ``python -m numba_ta._precompile`` compiles is loaded from the package's folder, if the sources match.
+
+    Each step is a fresh process with its own empty ``NUMBA_CACHE_DIR``: the build (saving into
+    the folder only), a process that loads it, and one whose sources differ (compiling).
+    """
+    (tmp_path / "shipped_mod.py").write_text(
+        "from numba_ta import _kernels\n\n\n@_kernels._kernel()\ndef shipped(x):\n    return x + 1\n"
+    )
+    built = tmp_path / "built"
+
+    def run(step, stamp, **env):
+        cache = tmp_path / f"cache-{step}"
+        cache.mkdir()
+        full = {k: v for k, v in os.environ.items() if k != "NUMBA_TA_PRECOMPILE_INTO"}
+        full.update(NUMBA_CACHE_DIR=str(cache), **env)
+        out = subprocess.run(
+            [sys.executable, "-c", _SHIPPED_PROBE, str(built), stamp, str(tmp_path)],
+            env=full, capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        return out.strip().splitlines()[-1], list(cache.rglob("*.nbi"))
+
+    assert run("build", "same", NUMBA_TA_PRECOMPILE_INTO=str(built)) == ("hits 0 misses 1", [])
+    assert len(list(built.glob("*.nbi"))) == 1  # saved into the folder being built, not Numba's cache
+    assert run("installed", "same") == ("hits 1 misses 0", [])
+    line, saved = run("rebuilt", "other")
+    assert line == "hits 0 misses 1" and len(saved) == 1  # compiled, and cached where Numba caches
 
 
 def test_source_stamp_covers_the_sources_and_numba_options(monkeypatch):

@@ -188,19 +188,21 @@ def test_gradient_scatter_duplicates_sum(parallel, rng):
     np.testing.assert_array_equal(g.gather(np.arange(6)), expect)
 
 
+@pytest.mark.parametrize("n", [8, 300])  # 300: past the element count from which serial sums take one kernel call
 @pytest.mark.parametrize("dtype", [np.int8, np.uint32, np.int64, np.float16, np.float32, np.float64, np.complex64])
-def test_gradient_scatter_unique_sums_and_stores(parallel, rng, dtype):
-    # unique indices: the sums into written elements and the stores into new ones can run in parallel
-    ta = TensorArray(dtype, size=8, element_shape=[5])
+def test_gradient_scatter_unique_sums_and_stores(parallel, rng, dtype, n):
+    # unique indices: the sums into written elements and the stores into new ones can run in one kernel call
+    ta = TensorArray(dtype, size=n, element_shape=[5])
     g = ta.grad("gradients")
-    first = (rng.integers(-100, 100, (3, 5)) * 1.25).astype(dtype)
-    g = g.scatter([6, 1, 3], first)
-    second = (rng.integers(-100, 100, (8, 5)) * 1.25).astype(dtype)
-    order = rng.permutation(8)
+    some = rng.permutation(n)[: n // 2]
+    first = (rng.integers(-100, 100, (some.size, 5)) * 1.25).astype(dtype)
+    g = g.scatter(some, first)
+    second = (rng.integers(-100, 100, (n, 5)) * 1.25).astype(dtype)
+    order = rng.permutation(n)
     g = g.scatter(order, second[order])
     expect = second.copy()
-    expect[[6, 1, 3]] += first  # numpy's sums: wrapping integers, IEEE floats
-    np.testing.assert_array_equal(g.gather(np.arange(8)), expect)
+    expect[some] += first  # numpy's sums: wrapping integers, IEEE floats
+    np.testing.assert_array_equal(g.gather(np.arange(n)), expect)
 
 
 def test_float16_accumulates_like_numpy():
