@@ -523,14 +523,15 @@ def _find_shape(s, shape):
     """Return the id of the interned ``shape`` (an int64 array), or -1; the last interned is found first."""
     n = s.hdr[NSHAPES]
     r = shape.size
+    starts, dims = s.starts, s.dims  # (no field reads in the loops: a reference count each)
     for j in range(n):
         sid = n - 1 - j
-        a = s.starts[sid]
-        if s.starts[sid + 1] - a != r:
+        a = starts[sid]
+        if starts[sid + 1] - a != r:
             continue
         same = True
         for k in range(r):
-            if s.dims[a + k] != shape[k]:
+            if dims[a + k] != shape[k]:
                 same = False
                 break
         if same:
@@ -795,8 +796,9 @@ def _dense_rows(s, w, top, n_new):
         return have
     stored = n_new
     if have:
+        state = s.state  # a field read in the loop would cost a reference count per element
         for i in range(h[SIZE]):
-            if s.state[i] & _D:
+            if state[i] & _D:
                 stored += 1
     row_bytes = w * h[ITEMSIZE]
     budget = max(h[SLACK], h[FACTOR] * stored * row_bytes)
@@ -1065,10 +1067,11 @@ def read(s, index, want):
             s.shape_id[index] = sid
             s.state[index] = new
             return 0, out, shape
+        state, shape_id = s.state, s.shape_id  # (no field reads in the loop: a reference count each)
         for i in range(n, index + 1):
-            s.state[i] = _W
-            s.shape_id[i] = sid
-        s.state[index] = new
+            state[i] = _W
+            shape_id[i] = sid
+        state[index] = new
         h[SIZE] = index + 1
         return 0, out, shape
     if bits & _C:
@@ -1236,6 +1239,7 @@ def _read_many(s, idx, sids, items, zsid, es, out, width, inplace=False):
         m = 0  # copied
     fp = _ptr(out)
     dp, _ = _buf(s, "data")
+    data = s.data  # (no field reads in the loop: a reference count each)
     b = 0
     for k in range(m):
         w = width if width >= 0 else items[sids[k]]
@@ -1245,7 +1249,7 @@ def _read_many(s, idx, sids, items, zsid, es, out, width, inplace=False):
         elif inplace:
             pass
         elif w > 16:
-            _move(out, b * isz, s.data, o * isz, w * isz)
+            _move(out, b * isz, data, o * isz, w * isz)
         else:  # short rows: an item loop through borrowed pointers beats a slice copy
             _copy_items(fp, b, dp, o, w, isz)
         b += w
@@ -1254,9 +1258,10 @@ def _read_many(s, idx, sids, items, zsid, es, out, width, inplace=False):
         _intern(s, es)
     n = h[SIZE]
     if top > n:
+        state, shape_id = s.state, s.shape_id
         for i in range(n, top):
-            s.state[i] = _W
-            s.shape_id[i] = zsid
+            state[i] = _W
+            shape_id[i] = zsid
         h[SIZE] = top
     _kernels._store_reads(idx, s.state, s.shape_id, new_state, sids)
     return 0
@@ -1470,18 +1475,21 @@ def _store_many(s, idx, flat, sizes, sids, add, fresh, unique):
             n_fresh += 1
             total += sizes[k]
     offs = np.zeros(m, np.int64)
-    h = s.hdr
+    # the layout's scalars kept in locals: an array (hdr) read in a loop that may replace it costs a
+    # reference count per element (16384 rows of 256 B: 175 us of the op's 300)
     room = -1  # items of the data buffer after the last allocation (-1: none yet)
+    width = -1  # row items of the dense buffer (-1: not dense)
     for k in range(m):
         z = sizes[k]
         if fresh[k] and z:
-            if h[LAYOUT] == _DENSE and z == h[WIDTH] and top * z <= room:
+            if z == width and top * z <= room:
                 offs[k] = idx[k] * z  # what _alloc1 returns for a row of a dense buffer that holds them all
                 continue
-            st, offs[k] = _alloc1(s, idx[k], z, top, n_fresh, total)
+            st, at = _alloc1(s, idx[k], z, top, n_fresh, total)
             if st:
                 return st
-            h = s.hdr
+            offs[k] = at
+            width = s.hdr[WIDTH] if s.hdr[LAYOUT] == _DENSE else -1
             room = _nitems(s)
     code = s.hdr[DTYPE]
     isz = s.hdr[ITEMSIZE]
@@ -1506,6 +1514,11 @@ def _store_many(s, idx, flat, sizes, sids, add, fresh, unique):
     # nothing below replaces a field
     data, offsets, state, shape_id = s.data, s.offsets, s.state, s.shape_id
     o = 0
+    # serial copies whose source and destination both follow the previous one's (the rows of an
+    # unstack or a split into a dense buffer) move as one run: one memmove instead of one per element
+    run_d = 0
+    run_f = 0
+    run_n = 0
     for k in range(m):
         i = idx[k]
         z = sizes[k]
@@ -1515,17 +1528,29 @@ def _store_many(s, idx, flat, sizes, sids, add, fresh, unique):
         elif z:
             fo = o * isz
             if add[k]:
+                if run_n:  # the sum may read an element copied in the pending run
+                    _move(data, run_d, flat, run_f, run_n)
+                    run_n = 0
                 d0 = offsets[i] * isz
                 _add(data[d0 : d0 + z * isz], flat[fo : fo + z * isz], code)
             else:
                 d0 = offs[k] * isz
-                _move(data, d0, flat, fo, z * isz)
+                if run_n and d0 == run_d + run_n and fo == run_f + run_n:
+                    run_n += z * isz
+                else:
+                    if run_n:
+                        _move(data, run_d, flat, run_f, run_n)
+                    run_d = d0
+                    run_f = fo
+                    run_n = z * isz
                 offsets[i] = offs[k]
         else:
             offsets[i] = 0
         state[i] = _W | _D
         shape_id[i] = sids[k]
         o += z
+    if run_n:
+        _move(data, run_d, flat, run_f, run_n)
     if summing:
         s.hdr[DISALLOWED] = 1
     return 0
@@ -1871,8 +1896,9 @@ def tl_resize(s, size):
         st = _reserve(s, size)
         if st:
             return st
+    state = s.state  # (after _reserve, which may replace it; no field reads in the loop)
     for i in range(size, n):
-        s.state[i] = s.state[i] & _E
+        state[i] = state[i] & _E
     h[SIZE] = size
     return 0
 

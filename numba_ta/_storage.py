@@ -647,7 +647,8 @@ class Storage:
             cell[0] = cell_value if not (st := E.py_write(self._s, index, _bytes(value), shape, self._numeric)) else cell[0]  # noqa: E501  # fmt: skip
             if st:
                 raise E.error_of(self._s)
-        self._arm(value.shape)
+        if value.shape != self._fast_shape or h[GEN] != self._gen:  # (a sum into an element keeps them armed)
+            self._arm(value.shape)
 
     # ------------------------------------------------------------------ read
     def read(self, index):
