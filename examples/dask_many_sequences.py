@@ -1,6 +1,6 @@
 """Train the demo's character RNN on many texts and seeds at once, on a local Dask cluster.
 
-Each task trains one model (:func:`numba_ta.examples.char_rnn.train`, the model of
+Each task trains one model (:func:`numba_ta_demo.train`, the model of
 ``numba-ta demo``) and checks its gradients against finite differences; every TensorArray of
 that work is made, used and closed inside one worker process.  The tasks are independent, so
 they spread over the workers with ``client.map``.
@@ -45,11 +45,11 @@ import time
 import numpy as np
 
 import numba_ta
-from numba_ta.examples import char_rnn
+import numba_ta_demo as demo
 
 #: The texts trained on when ``--texts`` is not given: name -> text.
 TEXTS = {
-    "zen": char_rnn.zen_of_python(),
+    "zen": demo.zen_of_python(),
     "pangrams": (
         "The quick brown fox jumps over the lazy dog. Pack my box with five dozen liquor jugs. "
         "How vexingly quick daft zebras jump! Sphinx of black quartz, judge my vow. "
@@ -68,9 +68,9 @@ def train_one(name, text, seed, *, steps, hidden, seq_len, grad_check_entries):
     All the TensorArrays of the training (a forward array and its gradient array per step)
     live and die in the worker process that runs this task.
     """
-    result = char_rnn.train(text, steps=steps, hidden=hidden, seq_len=seq_len, seed=seed)
-    inputs, targets, h0 = char_rnn.grad_check_batch(text, result.vocab, seq_len, hidden, seed)
-    check = char_rnn.check_gradients(result.params, inputs, targets, h0, n_entries=grad_check_entries, seed=seed)
+    result = demo.train(text, steps=steps, hidden=hidden, seq_len=seq_len, seed=seed)
+    inputs, targets, h0 = demo.grad_check_batch(text, result.vocab, seq_len, hidden, seed)
+    check = demo.check_gradients(result.params, inputs, targets, h0, n_entries=grad_check_entries, seed=seed)
     return {
         "text": name,
         "seed": seed,
@@ -89,7 +89,7 @@ def extend_states(ta, params, inputs, h0):
     """Write the RNN's hidden states for ``inputs[ta.size():]`` into `ta`, and return it.
 
     Goes on from the last state in `ta` (or from `h0` if `ta` is empty), with the arithmetic of
-    :func:`numba_ta.examples.char_rnn.forward`.  `ta` must not clear its elements on a read.
+    :func:`numba_ta_demo.forward`.  `ta` must not clear its elements on a read.
     """
     Wxh, Whh, bh = params["Wxh"], params["Whh"], params["bh"]
     start = int(ta.size())
@@ -142,8 +142,8 @@ def _parse_args(argv):
             parser.error(f"--{option.replace('_', '-')} must be at least 1")
     if args.texts:
         try:
-            args.named_texts = {path: char_rnn.load_text(path) for path in args.texts}
-        except char_rnn.TextError as e:
+            args.named_texts = {path: demo.load_text(path) for path in args.texts}
+        except demo.TextError as e:
             parser.error(f"--texts: {e}")
     else:
         args.named_texts = dict(TEXTS)
@@ -210,7 +210,7 @@ def main(argv=None):
         h0 = np.zeros(args.hidden, dtype=params["Whh"].dtype)
         ta, remote_name, pid = client.submit(hidden_states, params, inputs, h0, pure=False).result()
         hs = ta.stack()
-        expected, _ = char_rnn.forward(params, inputs, h0)
+        expected, _ = demo.forward(params, inputs, h0)
         same = np.allclose(hs, expected, rtol=1e-6, atol=1e-7)
         ok &= same
         print(

@@ -6,7 +6,7 @@ Subcommands
     Train a character-level RNN with backpropagation through time, every hidden
     state kept in a :class:`numba_ta.TensorArray`; print the falling loss, a
     float64 gradient check and a generated sample
-    (:mod:`numba_ta.examples.char_rnn`).
+    (:mod:`numba_ta_demo`, an application of numba_ta outside the library package).
 ``numba-ta info``
     Print the versions, threading layer (and whether ``fork()`` is safe with it)
     and thread count in use.
@@ -45,7 +45,7 @@ from typing import NamedTuple, NoReturn, TextIO
 
 import numpy as np
 
-from .examples import char_rnn
+import numba_ta_demo as demo
 
 __all__ = ["main", "Command", "COMMANDS"]
 
@@ -123,30 +123,30 @@ def _add_demo_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--steps",
         type=_positive_int,
-        default=char_rnn.DEFAULT_STEPS,
+        default=demo.DEFAULT_STEPS,
         metavar="N",
         help="training iterations, one chunk of --seq-len characters each (default: %(default)s)",
     )
     parser.add_argument(
         "--hidden",
         type=_hidden_size,
-        default=char_rnn.DEFAULT_HIDDEN,
+        default=demo.DEFAULT_HIDDEN,
         metavar="H",
         help=f"hidden-state size, at most {MAX_HIDDEN} (default: %(default)s)",
     )
     parser.add_argument(
         "--seq-len",
         type=_positive_int,
-        default=char_rnn.DEFAULT_SEQ_LEN,
+        default=demo.DEFAULT_SEQ_LEN,
         metavar="T",
         help="characters per chunk = time steps backpropagated through (default: %(default)s)",
     )
     parser.add_argument(
         "--lr",
         type=_positive_float,
-        default=char_rnn.DEFAULT_LR,
+        default=demo.DEFAULT_LR,
         metavar="LR",
-        help=f"Adam learning rate, decaying as 1/sqrt(step) after step {char_rnn.DEFAULT_LR_DECAY_START} "
+        help=f"Adam learning rate, decaying as 1/sqrt(step) after step {demo.DEFAULT_LR_DECAY_START} "
         "(default: %(default)s)",
     )
     parser.add_argument(
@@ -165,28 +165,28 @@ def _add_demo_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sample-len",
         type=_nonnegative_int,
-        default=char_rnn.DEFAULT_SAMPLE_LEN,
+        default=demo.DEFAULT_SAMPLE_LEN,
         metavar="N",
         help="characters to generate after training (default: %(default)s)",
     )
     parser.add_argument(
         "--temperature",
         type=_positive_float,
-        default=char_rnn.DEFAULT_TEMPERATURE,
+        default=demo.DEFAULT_TEMPERATURE,
         metavar="TEMP",
         help="sampling temperature (default: %(default)s)",
     )
     parser.add_argument(
         "--grad-check",
         type=_positive_int,
-        default=char_rnn.DEFAULT_GRAD_CHECK_ENTRIES,
+        default=demo.DEFAULT_GRAD_CHECK_ENTRIES,
         metavar="N",
         help="parameter entries checked against finite differences (default: %(default)s)",
     )
 
 
 def _progress(steps: int, out: TextIO) -> tuple[Callable[[int, float, float], None], Callable[[], object]]:
-    """Return a ``callback(step, loss, smoothed)`` for :func:`char_rnn.train`, and a close function.
+    """Return a ``callback(step, loss, smoothed)`` for :func:`numba_ta_demo.train`, and a close function.
 
     Uses a tqdm bar on an interactive stderr if tqdm is installed (it is not a
     dependency); otherwise prints about ten lines.
@@ -265,11 +265,11 @@ def _printable(text: str, stream: object) -> str:
 
 def _run_demo(args: argparse.Namespace, out: TextIO) -> int:
     if args.text is None:
-        text, source = char_rnn.zen_of_python(), "the Zen of Python"
+        text, source = demo.zen_of_python(), "the Zen of Python"
     else:
         try:
-            text = char_rnn.load_text(args.text)
-        except char_rnn.TextError as e:
+            text = demo.load_text(args.text)
+        except demo.TextError as e:
             raise _UsageError(f"--text: {e}") from None
         source = args.text
     if args.seq_len > len(text) - 1:
@@ -277,8 +277,8 @@ def _run_demo(args: argparse.Namespace, out: TextIO) -> int:
             f"--seq-len: {args.seq_len} is too long for a text of {len(text)} characters (at most {len(text) - 1})"
         )
 
-    vocab = char_rnn.Vocab(text)
-    decay = char_rnn.DEFAULT_LR_DECAY_START
+    vocab = demo.Vocab(text)
+    decay = demo.DEFAULT_LR_DECAY_START
     # the rate decays as 1/sqrt(step) from step `decay` on: only a run that long says so
     lr_text = f"Adam lr {args.lr:g}" + (f" (1/sqrt decay after step {decay})" if args.steps > decay else "")
     print(
@@ -294,11 +294,11 @@ def _run_demo(args: argparse.Namespace, out: TextIO) -> int:
     )
     t0 = time.perf_counter()
     with _Ticker("preparing numba_ta's compiled code (compiled once, then loaded from the cache)", out) as ticker:
-        char_rnn.prepare_kernels(len(vocab), args.hidden, args.seq_len, jit=args.jit, seed=args.seed)
+        demo.prepare_kernels(len(vocab), args.hidden, args.seq_len, jit=args.jit, seed=args.seed)
     print(f"{ticker.label}: {ticker.seconds:.1f} s", file=out, flush=True)
     callback, close = _progress(args.steps, out)
     try:
-        tr = char_rnn.train(
+        tr = demo.train(
             text,
             steps=args.steps,
             hidden=args.hidden,
@@ -317,9 +317,9 @@ def _run_demo(args: argparse.Namespace, out: TextIO) -> int:
         file=out,
     )
 
-    inputs, targets, h0 = char_rnn.grad_check_batch(text, tr.vocab, args.seq_len, args.hidden, args.seed)
-    with_step = {"loss_and_grads": char_rnn.loss_and_grads_compiled} if args.jit else {}
-    check = char_rnn.check_gradients(
+    inputs, targets, h0 = demo.grad_check_batch(text, tr.vocab, args.seq_len, args.hidden, args.seed)
+    with_step = {"loss_and_grads": demo.loss_and_grads_compiled} if args.jit else {}
+    check = demo.check_gradients(
         tr.params, inputs, targets, h0, n_entries=args.grad_check, seed=args.seed, **with_step
     )
     verdict = "PASS" if check.passed else "FAIL"
@@ -332,14 +332,14 @@ def _run_demo(args: argparse.Namespace, out: TextIO) -> int:
 
     if args.jit:
         h32 = np.asarray(h0, dtype=tr.params["Whh"].dtype)
-        py_s, jit_s = char_rnn.step_times(tr.params, inputs, targets, h32)
+        py_s, jit_s = demo.step_times(tr.params, inputs, targets, h32)
         print(
             f"training step ({len(inputs)} steps of BPTT, median of 30): Python loops {py_s * 1e6:.0f} us, "
             f"compiled {jit_s * 1e6:.0f} us: {py_s / jit_s:.1f}x",
             file=out,
         )
 
-    generated = char_rnn.sample(
+    generated = demo.sample(
         tr.params,
         tr.vocab,
         args.sample_len,

@@ -1,4 +1,4 @@
-"""Shared fixtures: a seeded rng, the parallel-kernel switch, a fresh registry, hypothesis profiles.
+"""Shared fixtures: a seeded rng, the parallel-kernel switch, TensorFlow, a fresh registry, hypothesis profiles.
 
 Under ``NUMBA_DISABLE_JIT=1`` (numba's debugging mode: the kernels run as plain Python) the
 tests marked ``jit_only`` are skipped: they check what only compiled kernels have (dispatchers,
@@ -45,6 +45,13 @@ def parallel(request, monkeypatch):
     """Run a test with the serial kernels, then with the parallel ones forced on tiny inputs."""
     monkeypatch.setattr(_config, "PARALLEL_MIN_ELEMENTS", 0 if request.param else 1 << 62)
     return request.param
+
+
+@pytest.fixture(scope="module")
+def tf():
+    """TensorFlow, the oracle, imported on first use (quietly); a test that asks for it skips without it."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    return pytest.importorskip("tensorflow")
 
 
 @pytest.fixture(autouse=True)

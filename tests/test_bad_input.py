@@ -2,7 +2,7 @@
 
 Every bad input gets TF's error where TF defines one, otherwise a clear error naming the
 argument and the value, and the array it was aimed at is left exactly as it was (compared
-on numba_ta's storage before and after, ``tests/storage_view.py``).
+on numba_ta's storage before and after, ``tests/helpers/storage_view.py``).
 
 Each row of :data:`CASES` says what numba_ta must do (``nt``) and what TensorFlow does
 (``tf``, checked by the ``oracle`` test :func:`test_tf_does_what_the_table_says`, so the
@@ -43,10 +43,8 @@ import numpy as np
 import pytest
 
 from numba_ta import errors, raw_ops
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fuzz_programs import FULL  # noqa: E402
-from storage_view import nt_state, same_snapshot  # noqa: E402
+from tests.helpers.fuzz_programs import FULL
+from tests.helpers.storage_view import nt_state, same_snapshot
 
 F0 = np.float32(0.0)
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -69,7 +67,8 @@ class Kernel:
         want = self.msg.format(name=name)
         if who == "tensorflow":
             import tensorflow as tf
-            from oracle_util import tf_kernel_message
+
+            from tests.helpers.oracle_util import tf_kernel_message
 
             assert isinstance(res, getattr(tf.errors, self.cls)), f"{who}: {type(res).__name__}: {res}"
             assert tf_kernel_message(res) == want, f"{who}: {tf_kernel_message(res)!r} != {want!r}"
@@ -393,7 +392,7 @@ CASES = _cases()
 
 
 def _tf_handle_name(h):
-    from oracle_util import TFBackend
+    from tests.helpers.oracle_util import TFBackend
 
     return TFBackend.handle_name(h)
 
@@ -474,8 +473,7 @@ def test_huge_capacity_takes_memory_only_for_what_is_written():
 _ALLOC_CHILD = """
 import resource, sys
 import numpy as np
-sys.path.insert(0, sys.argv[2])
-from storage_view import nt_state, same_snapshot
+from tests.helpers.storage_view import nt_state, same_snapshot
 from numba_ta import errors, raw_ops
 
 layout, width = sys.argv[1], 1 << 22  # rows of 16 MiB
@@ -513,9 +511,9 @@ def test_data_allocation_failure_is_a_clear_error_and_atomic(layout):
     The allocation fails for real: a child process lowers its address-space limit
     (``RLIMIT_AS``) below what the scatter's new rows need.
     """
-    here = os.path.dirname(os.path.abspath(__file__))
-    out = subprocess.run([sys.executable, "-c", _ALLOC_CHILD, layout, here], capture_output=True, text=True,
-                         timeout=600)  # fmt: skip
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run([sys.executable, "-c", _ALLOC_CHILD, layout], capture_output=True, text=True, timeout=600,
+                         env=env)  # fmt: skip
     assert out.returncode == 0, out.stderr[-3000:]
     lines = out.stdout.split("\n")
     assert any(line.startswith("message True") for line in lines), out.stdout

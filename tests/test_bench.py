@@ -2,14 +2,14 @@
 
 The workloads and the report live in the repository's ``asv_bench/benchmarks/`` (not in the
 package); they are imported here as asv and ``numba-ta bench`` import them, as the package
-``benchmarks`` with ``asv_bench/`` on ``sys.path``.
+``benchmarks`` from the folder ``asv_bench/`` (by ``numba-ta bench``'s own loader,
+``_bench_cmd.load_report``).
 """
 
 import doctest
 import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -20,10 +20,9 @@ from numba_ta.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "asv_bench"
-if str(SUITE) not in sys.path:
-    sys.path.insert(0, str(SUITE))
+report = _bench_cmd.load_report(SUITE)  # the package ``benchmarks``, as numba-ta bench imports it
 
-from benchmarks import jit_workloads, report, workloads  # noqa: E402
+from benchmarks import jit_workloads, workloads  # noqa: E402
 
 TINY = ["--repeat", "2", "--size", "64K", "--element", "1K", "--small", "20", "--warmup", "0", "--no-progress"]
 HAS_TF = importlib.util.find_spec("tensorflow") is not None
@@ -148,32 +147,32 @@ def test_bench_bad_options(args, fragment, capsys):
 
 
 def test_numpy_bptt_matches_demo():
-    from numba_ta.examples import char_rnn
+    import numba_ta_demo as demo
 
     params, inputs, targets, h0 = workloads.bptt_batch("float32")
     p64 = {k: v.astype(np.float64) for k, v in params.items()}
-    ref = char_rnn.loss_and_grads(p64, inputs, targets, h0.astype(np.float64))
+    ref = demo.loss_and_grads(p64, inputs, targets, h0.astype(np.float64))
     for use_list in (False, True):
         loss, grads = workloads.numpy_bptt(p64, inputs, targets, h0.astype(np.float64), use_list=use_list)
         assert loss == pytest.approx(ref.loss, rel=1e-12)
-        for k in char_rnn.PARAM_NAMES:
+        for k in demo.PARAM_NAMES:
             np.testing.assert_allclose(grads[k], ref.grads[k], rtol=1e-10, atol=1e-14)
 
 
 @pytest.mark.skipif(not HAS_TF, reason="tensorflow is not installed")
 def test_tf_bptt_matches_demo():
-    from numba_ta.examples import char_rnn
+    import numba_ta_demo as demo
 
     tf = workloads._tf()
     params, inputs, targets, h0 = workloads.bptt_batch("float32")
     p64 = {k: v.astype(np.float64) for k, v in params.items()}
-    ref = char_rnn.loss_and_grads(p64, inputs, targets, h0.astype(np.float64))
-    args = [tf.constant(p64[k]) for k in char_rnn.PARAM_NAMES]
+    ref = demo.loss_and_grads(p64, inputs, targets, h0.astype(np.float64))
+    args = [tf.constant(p64[k]) for k in demo.PARAM_NAMES]
     args += [tf.constant(inputs.astype(np.int32)), tf.constant(targets.astype(np.int32)), tf.constant(h0, tf.float64)]
     for use_function in (True, False):
         loss, grads = workloads.tf_bptt_step(tf, use_function)(*args)
         assert float(loss) == pytest.approx(ref.loss, rel=1e-10)
-        for k, g in zip(char_rnn.PARAM_NAMES, grads, strict=True):
+        for k, g in zip(demo.PARAM_NAMES, grads, strict=True):
             np.testing.assert_allclose(g.numpy(), ref.grads[k], rtol=1e-8, atol=1e-12)
 
 
@@ -296,6 +295,7 @@ def test_no_tracker_references_where_users_look():
     """Docs, README, the package and the benchmark suite state goals, not items of a private tracker."""
     pattern = re.compile(r"\bissues?\s*#?\d|\bthe issue's\b|\(issue\b", re.I)
     files = [ROOT / "README.md", *(ROOT / "docs").rglob("*.rst"), *(ROOT / "numba_ta").rglob("*.py")]
+    files += [*(ROOT / "numba_ta_demo").rglob("*.py")]
     files += [*(SUITE / "benchmarks").glob("*.py"), SUITE / "README.md"]
     hits = [
         f"{f.relative_to(ROOT)}:{n}: {line.strip()}"

@@ -20,15 +20,26 @@ from asv.results import Results  # noqa: E402
 from asv.runner import BenchmarkResult  # noqa: E402
 from asv_runner.statistics import compute_stats  # noqa: E402
 
+from numba_ta import _bench_cmd  # noqa: E402
 from numba_ta.cli import main  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "asv_bench"
-if str(SUITE) not in sys.path:
-    sys.path.insert(0, str(SUITE))
+report = _bench_cmd.load_report(SUITE)  # the package ``benchmarks``, as numba-ta bench imports it
 
-import regressions  # noqa: E402
-from benchmarks import bench_ops, history, report  # noqa: E402
+from benchmarks import bench_ops, history  # noqa: E402
+
+
+def _load_script(path):
+    """Import the script at ``path`` as the module ``<stem>``, as ``import`` does with its folder on the import path."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+regressions = _load_script(SUITE / "regressions.py")
 
 HAS_MPL = importlib.util.find_spec("matplotlib") is not None
 IMPLS = ["'numba_ta'", "'raw_ops'", "'numpy_prealloc'"]

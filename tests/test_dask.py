@@ -5,7 +5,7 @@ Skipped without ``distributed`` (the ``dask`` extra).  One cluster of two worker
 through ``LocalCluster(env=...)``, which takes effect because the workers import numba only
 when they first unpickle a task of this module.  What is checked:
 
-* :func:`test_map_over_seeds_matches_local`: the demo's training (``char_rnn.run_demo``),
+* :func:`test_map_over_seeds_matches_local`: the demo's training (``numba_ta_demo.run_demo``),
   mapped over several seeds, gives in the workers what it gives in this process: losses,
   gradient check, sample.
 * :func:`test_partially_written_array_round_trip`: an array with written, cleared and
@@ -17,8 +17,8 @@ when they first unpickle a task of this module.  What is checked:
   Numba thread each.
 * :func:`test_example_script`: ``examples/dask_many_sequences.py`` runs and passes its checks.
 
-The task functions are in this module; the workers import it by name (``test_dask``), from
-the ``sys.path`` they inherit.
+The task functions are in this module; the workers import it by name (``tests.test_dask``),
+from the import path they inherit (the repository root, which pytest puts there).
 """
 
 from __future__ import annotations
@@ -37,11 +37,9 @@ import pytest
 distributed = pytest.importorskip("distributed")
 
 import numba_ta  # noqa: E402
+import numba_ta_demo as demo  # noqa: E402
 from numba_ta.errors import InvalidArgumentError  # noqa: E402
-from numba_ta.examples import char_rnn  # noqa: E402
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from storage_view import nt_state, same_snapshot  # noqa: E402
+from tests.helpers.storage_view import nt_state, same_snapshot  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TEXT = "hello world, hello numba; numba says hello to the world"
@@ -105,7 +103,7 @@ def _alive(pid):
 
 def demo_run(seed):
     """The demo's train + gradient check + sample, from `seed`; and the pid that ran it."""
-    r = char_rnn.run_demo(TEXT, seed=seed, **DEMO)
+    r = demo.run_demo(TEXT, seed=seed, **DEMO)
     return {
         "losses": r.train.losses,
         "params": r.train.params,
@@ -167,7 +165,7 @@ def test_map_over_seeds_matches_local(client):
         # Same code, same seed, same float32 arithmetic: the same numbers, to the last bits
         # allowed for a BLAS that may split sums differently in another thread setting.
         np.testing.assert_allclose(got["losses"], want["losses"], rtol=1e-6, atol=0, err_msg=f"seed {seed}")
-        for k in char_rnn.PARAM_NAMES:
+        for k in demo.PARAM_NAMES:
             np.testing.assert_allclose(got["params"][k], want["params"][k], rtol=1e-5, atol=1e-7, err_msg=k)
         assert got["grad_check_passed"] and want["grad_check_passed"]
         assert got["max_rel_error"] == pytest.approx(want["max_rel_error"], rel=1e-3, abs=1e-9)

@@ -1,4 +1,4 @@
-"""The BPTT demo (numba_ta.examples.char_rnn) and the ``numba-ta`` command."""
+"""The BPTT demo (numba_ta_demo, and its old import path numba_ta.examples.char_rnn) and the ``numba-ta`` command."""
 
 import functools
 import os
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import numba_ta
+import numba_ta_demo as demo
 from numba_ta import cli
-from numba_ta.examples import char_rnn
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -21,8 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def reference_loss_and_grads(params, inputs, targets, h0):
-    """Textbook BPTT with Python lists, no TensorArray: the oracle for char_rnn.loss_and_grads."""
-    Wxh, Whh, bh, Why, by = (params[k] for k in char_rnn.PARAM_NAMES)
+    """Textbook BPTT with Python lists, no TensorArray: the oracle for demo.loss_and_grads."""
+    Wxh, Whh, bh, Why, by = (params[k] for k in demo.PARAM_NAMES)
     hs, h = [], h0
     for x in inputs:
         h = np.tanh(Wxh[:, x] + Whh @ h + bh)
@@ -71,10 +71,10 @@ def random_problem(rng, V=6, H=5, T=7, dtype=np.float64, scale=0.6):
 @pytest.mark.parametrize("T", [1, 2, 7])
 def test_bptt_matches_reference(rng, parallel, T):
     params, inputs, targets, h0 = random_problem(rng, T=T)
-    got = char_rnn.loss_and_grads(params, inputs, targets, h0)
+    got = demo.loss_and_grads(params, inputs, targets, h0)
     loss, grads, h_last, dh0 = reference_loss_and_grads(params, inputs, targets, h0)
     np.testing.assert_allclose(got.loss, loss, rtol=1e-12)
-    for k in char_rnn.PARAM_NAMES:
+    for k in demo.PARAM_NAMES:
         np.testing.assert_allclose(got.grads[k], grads[k], rtol=1e-10, atol=1e-14, err_msg=k)
         assert got.grads[k].dtype == np.float64
     np.testing.assert_allclose(got.h_last, h_last, rtol=1e-12)
@@ -83,12 +83,12 @@ def test_bptt_matches_reference(rng, parallel, T):
 
 def test_float32_path_keeps_float32(rng):
     params, inputs, targets, h0 = random_problem(rng, dtype=np.float32)
-    got = char_rnn.loss_and_grads(params, inputs, targets, h0)
+    got = demo.loss_and_grads(params, inputs, targets, h0)
     p64 = {k: v.astype(np.float64) for k, v in params.items()}
     loss, grads, _, _ = reference_loss_and_grads(p64, inputs, targets, h0.astype(np.float64))
     assert got.h_last.dtype == np.float32
     np.testing.assert_allclose(got.loss, loss, rtol=1e-5)
-    for k in char_rnn.PARAM_NAMES:
+    for k in demo.PARAM_NAMES:
         assert got.grads[k].dtype == np.float32, k
         np.testing.assert_allclose(got.grads[k], grads[k], rtol=1e-3, atol=1e-6, err_msg=k)
 
@@ -113,7 +113,7 @@ def test_tensor_array_call_sequence(rng, monkeypatch):
     for m in ("read", "write", "stack", "unstack", "grad", "close"):
         monkeypatch.setattr(TA, m, spy(m))
     params, inputs, targets, h0 = random_problem(rng, T=3)
-    char_rnn.loss_and_grads(params, inputs, targets, h0)
+    demo.loss_and_grads(params, inputs, targets, h0)
     assert calls == [
         ("fwd", "write", 0),
         ("fwd", "read", 0),
@@ -147,7 +147,7 @@ def test_forward_array_is_dynamic_and_locked_by_grad(rng, monkeypatch):
 
     monkeypatch.setattr(numba_ta.TensorArray, "grad", grad)
     params, inputs, targets, h0 = random_problem(rng, T=4)
-    char_rnn.loss_and_grads(params, inputs, targets, h0)
+    demo.loss_and_grads(params, inputs, targets, h0)
     assert seen == [(True, [5], 4, 4)]
 
 
@@ -157,13 +157,13 @@ def test_forward_array_is_dynamic_and_locked_by_grad(rng, monkeypatch):
 def test_check_gradients_passes_in_float64(rng):
     params, inputs, targets, h0 = random_problem(rng, T=6)
     before = {k: v.copy() for k, v in params.items()}
-    res = char_rnn.check_gradients(params, inputs, targets, h0, n_entries=30)
+    res = demo.check_gradients(params, inputs, targets, h0, n_entries=30)
     assert res.passed
     assert res.n_checked == 30
     assert res.max_rel_error < 1e-5
-    assert {e.name for e in res.entries} == set(char_rnn.PARAM_NAMES)
-    assert res.rtol == char_rnn.GRAD_CHECK_RTOL and res.eps == char_rnn.GRAD_CHECK_STEP
-    assert res.atol == char_rnn.finite_difference_atol(res.loss, res.eps)
+    assert {e.name for e in res.entries} == set(demo.PARAM_NAMES)
+    assert res.rtol == demo.GRAD_CHECK_RTOL and res.eps == demo.GRAD_CHECK_STEP
+    assert res.atol == demo.finite_difference_atol(res.loss, res.eps)
     for e in res.entries:
         assert e.ok and e.abs_error == abs(e.analytic - e.numeric)
         assert e.allowed == res.atol + res.rtol * abs(e.numeric)
@@ -174,14 +174,14 @@ def test_check_gradients_passes_in_float64(rng):
 def test_finite_difference_atol_follows_the_error_bound():
     """atol = 10 * (1.5 eps max(|L|, 1) / h + h**4 / 30 * 10): rounding grows as 1/h and with |L|."""
     eps = np.finfo(np.float64).eps
-    h = char_rnn.GRAD_CHECK_STEP
-    assert char_rnn.finite_difference_atol(0.5) == pytest.approx(10 * (1.5 * eps / h + h**4 / 3))
-    assert char_rnn.finite_difference_atol(0.5) == char_rnn.finite_difference_atol(1.0)
-    assert char_rnn.finite_difference_atol(10.0) == pytest.approx(10 * (15 * eps / h + h**4 / 3))
-    assert 5e-12 < char_rnn.finite_difference_atol(0.6) < 1e-11
-    assert 3e-11 < char_rnn.finite_difference_atol(np.log(20000)) < 5e-11
+    h = demo.GRAD_CHECK_STEP
+    assert demo.finite_difference_atol(0.5) == pytest.approx(10 * (1.5 * eps / h + h**4 / 3))
+    assert demo.finite_difference_atol(0.5) == demo.finite_difference_atol(1.0)
+    assert demo.finite_difference_atol(10.0) == pytest.approx(10 * (15 * eps / h + h**4 / 3))
+    assert 5e-12 < demo.finite_difference_atol(0.6) < 1e-11
+    assert 3e-11 < demo.finite_difference_atol(np.log(20000)) < 5e-11
     with pytest.raises(ValueError, match="step"):
-        char_rnn.finite_difference_atol(1.0, step=0.0)
+        demo.finite_difference_atol(1.0, step=0.0)
 
 
 def cjk_text(n):
@@ -199,10 +199,10 @@ def large_vocab_check():
     1.12e-5, analytic 1.48239e-07, numeric 1.48241e-07).
     """
     text = cjk_text(20000)
-    tr = char_rnn.train(text, steps=3)
-    inputs, targets, h0 = char_rnn.grad_check_batch(text, tr.vocab, char_rnn.DEFAULT_SEQ_LEN, char_rnn.DEFAULT_HIDDEN)
+    tr = demo.train(text, steps=3)
+    inputs, targets, h0 = demo.grad_check_batch(text, tr.vocab, demo.DEFAULT_SEQ_LEN, demo.DEFAULT_HIDDEN)
     args = (tr.params, inputs, targets, h0)
-    return args, char_rnn.check_gradients(*args)
+    return args, demo.check_gradients(*args)
 
 
 def test_check_gradients_passes_with_a_large_vocabulary(large_vocab_check):
@@ -220,11 +220,11 @@ def _corrupt_one(args, entry, rel):
     """check_gradients with the analytic gradient of `entry` (only) multiplied by 1 + rel."""
 
     def broken(*a):
-        res = char_rnn.loss_and_grads(*a)
+        res = demo.loss_and_grads(*a)
         res.grads[entry.name][entry.index] *= 1 + rel
         return res
 
-    return char_rnn.check_gradients(*args, loss_and_grads=broken)
+    return demo.check_gradients(*args, loss_and_grads=broken)
 
 
 def test_check_gradients_fails_when_one_tiny_entry_is_corrupted(large_vocab_check):
@@ -243,7 +243,7 @@ def test_check_gradients_fails_when_one_entry_is_corrupted(rng, rel):
     """One entry 1e-4 off (ten times rtol) among 30 makes the check fail, on that entry alone."""
     params, inputs, targets, h0 = random_problem(rng, T=6)
     args = (params, inputs, targets, h0)
-    good = char_rnn.check_gradients(*args)
+    good = demo.check_gradients(*args)
     assert good.passed
     target = max(good.entries, key=lambda e: abs(e.analytic))
     bad = _corrupt_one(args, target, rel)
@@ -254,7 +254,7 @@ def test_check_gradients_fails_when_one_entry_is_corrupted(rng, rel):
 
 def test_check_gradients_accepts_float32_params(rng):
     params, inputs, targets, h0 = random_problem(rng, dtype=np.float32)
-    assert char_rnn.check_gradients(params, inputs, targets, h0, n_entries=10).passed
+    assert demo.check_gradients(params, inputs, targets, h0, n_entries=10).passed
 
 
 @pytest.mark.parametrize(
@@ -269,11 +269,11 @@ def test_check_gradients_detects_wrong_gradients(rng, break_grads):
     params, inputs, targets, h0 = random_problem(rng, T=6)
 
     def broken(*args):
-        res = char_rnn.loss_and_grads(*args)
+        res = demo.loss_and_grads(*args)
         break_grads(res.grads)
         return res
 
-    res = char_rnn.check_gradients(params, inputs, targets, h0, n_entries=30, loss_and_grads=broken)
+    res = demo.check_gradients(params, inputs, targets, h0, n_entries=30, loss_and_grads=broken)
     assert not res.passed
     assert res.max_rel_error > 1e-4
 
@@ -290,12 +290,12 @@ def test_check_gradients_detects_missing_recurrent_gradient(rng, monkeypatch):
 
     with monkeypatch.context() as m:
         m.setattr(numba_ta.TensorArray, "write", write)
-        analytic = char_rnn.loss_and_grads(params, inputs, targets, h0)
+        analytic = demo.loss_and_grads(params, inputs, targets, h0)
 
     def truncated(*args):
         return analytic
 
-    res = char_rnn.check_gradients(params, inputs, targets, h0, loss_and_grads=truncated)
+    res = demo.check_gradients(params, inputs, targets, h0, loss_and_grads=truncated)
     assert not res.passed
 
 
@@ -304,7 +304,7 @@ def test_check_gradients_detects_missing_recurrent_gradient(rng, monkeypatch):
 
 def test_loss_falls_on_a_tiny_text():
     text = "the cat sat on the mat. " * 3
-    res = char_rnn.run_demo(text, steps=300, hidden=24, seq_len=10, sample_len=30)
+    res = demo.run_demo(text, steps=300, hidden=24, seq_len=10, sample_len=30)
     tr = res.train
     assert tr.losses.shape == (300,)
     assert tr.initial_loss == pytest.approx(np.log(len(tr.vocab)), rel=0.1)
@@ -314,24 +314,24 @@ def test_loss_falls_on_a_tiny_text():
 
 
 def test_learning_rate_schedule():
-    lr = char_rnn.DEFAULT_LR
-    start = char_rnn.DEFAULT_LR_DECAY_START
-    assert [char_rnn.learning_rate(s) for s in (1, start)] == [lr, lr]
-    assert char_rnn.learning_rate(4 * start) == pytest.approx(lr / 2)
-    assert char_rnn.learning_rate(100 * start) == pytest.approx(lr / 10)
-    assert char_rnn.learning_rate(10**6, 0.1, decay_start=None) == 0.1
-    rates = [char_rnn.learning_rate(s, 1.0, decay_start=5) for s in range(1, 50)]
+    lr = demo.DEFAULT_LR
+    start = demo.DEFAULT_LR_DECAY_START
+    assert [demo.learning_rate(s) for s in (1, start)] == [lr, lr]
+    assert demo.learning_rate(4 * start) == pytest.approx(lr / 2)
+    assert demo.learning_rate(100 * start) == pytest.approx(lr / 10)
+    assert demo.learning_rate(10**6, 0.1, decay_start=None) == 0.1
+    rates = [demo.learning_rate(s, 1.0, decay_start=5) for s in range(1, 50)]
     assert np.all(np.diff(rates) <= 0)  # never increases
 
 
 def test_lr_decay_leaves_the_default_run_alone_and_applies_after_its_start():
     """The default demo (800 steps) ends before the decay starts: it trains exactly as with a constant rate."""
-    assert char_rnn.DEFAULT_STEPS <= char_rnn.DEFAULT_LR_DECAY_START
+    assert demo.DEFAULT_STEPS <= demo.DEFAULT_LR_DECAY_START
     kw = dict(steps=40, hidden=8, seq_len=5)
     text = "abracadabra " * 3
-    const = char_rnn.train(text, lr_decay_start=None, **kw).losses
-    np.testing.assert_array_equal(char_rnn.train(text, lr_decay_start=40, **kw).losses, const)
-    decayed = char_rnn.train(text, lr_decay_start=10, **kw).losses
+    const = demo.train(text, lr_decay_start=None, **kw).losses
+    np.testing.assert_array_equal(demo.train(text, lr_decay_start=40, **kw).losses, const)
+    decayed = demo.train(text, lr_decay_start=10, **kw).losses
     np.testing.assert_array_equal(decayed[:11], const[:11])  # step 11 is the first with a smaller rate
     assert not np.array_equal(decayed, const)
 
@@ -348,7 +348,7 @@ LONG_RUN_MARGIN = 0.05
 
 def test_long_run_does_not_climb_back():
     """438 passes over an 856-character text: the loss stays near its best instead of climbing back."""
-    tr = char_rnn.train(char_rnn.zen_of_python(), steps=LONG_RUN_STEPS)
+    tr = demo.train(demo.zen_of_python(), steps=LONG_RUN_STEPS)
     best = float(tr.smoothed.min())  # the smoothed curve: a ~20-step average, not one lucky chunk
     near_end = float(tr.losses[-LONG_RUN_STEPS // 10 :].mean())  # the last 1,500 steps, ~44 passes over the text
     assert np.isfinite(tr.losses).all()
@@ -357,26 +357,26 @@ def test_long_run_does_not_climb_back():
 
 
 def test_training_is_reproducible():
-    a = char_rnn.train("abracadabra " * 3, steps=20, hidden=8, seq_len=5, seed=3)
-    b = char_rnn.train("abracadabra " * 3, steps=20, hidden=8, seq_len=5, seed=3)
+    a = demo.train("abracadabra " * 3, steps=20, hidden=8, seq_len=5, seed=3)
+    b = demo.train("abracadabra " * 3, steps=20, hidden=8, seq_len=5, seed=3)
     np.testing.assert_array_equal(a.losses, b.losses)
 
 
 def test_sample_is_seeded():
-    v = char_rnn.Vocab("abcdef")
-    p = char_rnn.init_params(len(v), 8, seed=1)
-    s1 = char_rnn.sample(p, v, 50, prime="ab", seed=7)
-    assert s1 == char_rnn.sample(p, v, 50, prime="ab", seed=7)
+    v = demo.Vocab("abcdef")
+    p = demo.init_params(len(v), 8, seed=1)
+    s1 = demo.sample(p, v, 50, prime="ab", seed=7)
+    assert s1 == demo.sample(p, v, 50, prime="ab", seed=7)
     assert s1.startswith("ab") and len(s1) == 52 and set(s1) <= set("abcdef")
     with pytest.raises(ValueError, match="temperature"):
-        char_rnn.sample(p, v, 5, temperature=0)
+        demo.sample(p, v, 5, temperature=0)
     with pytest.raises(ValueError, match="prime"):
-        char_rnn.sample(p, v, 5, prime="xyz")
+        demo.sample(p, v, 5, prime="xyz")
 
 
 def test_zen_of_python_prints_nothing(capsys):
     sys.modules.pop("this", None)
-    text = char_rnn.zen_of_python()
+    text = demo.zen_of_python()
     assert capsys.readouterr().out == ""
     assert text.startswith("The Zen of Python") and "Beautiful is better than ugly." in text
 
@@ -384,7 +384,7 @@ def test_zen_of_python_prints_nothing(capsys):
 def test_load_text_drops_utf8_bom(tmp_path):
     p = tmp_path / "bom.txt"
     p.write_bytes("\ufeffhéllo".encode())
-    assert char_rnn.load_text(p) == "héllo"
+    assert demo.load_text(p) == "héllo"
 
 
 @pytest.mark.parametrize(
@@ -394,8 +394,8 @@ def test_load_text_drops_utf8_bom(tmp_path):
 def test_load_text_rejects(tmp_path, content, match):
     p = tmp_path / "t.txt"
     p.write_bytes(content)
-    with pytest.raises(char_rnn.TextError, match=match):
-        char_rnn.load_text(p)
+    with pytest.raises(demo.TextError, match=match):
+        demo.load_text(p)
 
 
 @pytest.mark.parametrize(
@@ -412,7 +412,7 @@ def test_load_text_rejects(tmp_path, content, match):
 )
 def test_train_rejects_bad_options(kwargs):
     with pytest.raises(ValueError):
-        char_rnn.train("hello world!", **kwargs)
+        demo.train("hello world!", **kwargs)
 
 
 # --------------------------------------------------------------------------- the command
@@ -467,11 +467,11 @@ def test_demo_on_another_text_file(tmp_path, capsys):
 
 def test_demo_fails_with_status_1_when_the_gradient_check_fails(monkeypatch, capsys):
     def broken(*args):
-        res = char_rnn.loss_and_grads(*args)
+        res = demo.loss_and_grads(*args)
         res.grads["bh"] *= 1.01
         return res
 
-    monkeypatch.setattr(char_rnn, "check_gradients", functools.partial(char_rnn.check_gradients, loss_and_grads=broken))
+    monkeypatch.setattr(demo, "check_gradients", functools.partial(demo.check_gradients, loss_and_grads=broken))
     rc = cli.main(["demo", "--steps", "5", "--hidden", "8", "--seq-len", "8", "--sample-len", "5"])
     captured = capsys.readouterr()
     assert rc == 1
@@ -552,12 +552,12 @@ def test_demo_unknown_argument_prints_usage_and_the_commands_prefix(capsys):
 def test_demo_header_names_the_decay_only_for_a_run_that_reaches_it(capsys, monkeypatch, decay_start):
     """The default run (800 steps) ends before the 1/sqrt decay (step 1000): its header does not name it."""
     if decay_start is not None:
-        monkeypatch.setattr(char_rnn, "DEFAULT_LR_DECAY_START", decay_start)
+        monkeypatch.setattr(demo, "DEFAULT_LR_DECAY_START", decay_start)
     argv = ["demo", "--steps", "3", "--hidden", "4", "--seq-len", "4", "--sample-len", "1", "--grad-check", "1"]
     assert cli.main(argv) == 0
     header = capsys.readouterr().out.splitlines()[1]
     if decay_start is None:
-        assert char_rnn.DEFAULT_STEPS < char_rnn.DEFAULT_LR_DECAY_START  # so the default run's header too
+        assert demo.DEFAULT_STEPS < demo.DEFAULT_LR_DECAY_START  # so the default run's header too
         assert "decay" not in header and "Adam lr 0.005, seed 0" in header
     else:
         assert "Adam lr 0.005 (1/sqrt decay after step 2), seed 0" in header
@@ -641,13 +641,13 @@ def test_compiled_step_gives_the_python_step_gradients(seed):
     """loss_and_grads_compiled: the same loss, gradients, last state and dh_prev to 1e-9 in float64."""
     rng = np.random.default_rng(seed)
     V, H, T = int(rng.integers(2, 30)), int(rng.integers(1, 40)), int(rng.integers(1, 30))
-    params = char_rnn.init_params(V, H, seed=seed, dtype=np.float64)
+    params = demo.init_params(V, H, seed=seed, dtype=np.float64)
     inputs, targets = rng.integers(0, V, T), rng.integers(0, V, T)
     h0 = rng.normal(0, 0.5, H)
-    a = char_rnn.loss_and_grads(params, inputs, targets, h0)
-    b = char_rnn.loss_and_grads_compiled(params, inputs, targets, h0)
+    a = demo.loss_and_grads(params, inputs, targets, h0)
+    b = demo.loss_and_grads_compiled(params, inputs, targets, h0)
     assert abs(a.loss - b.loss) <= 1e-9
-    for k in char_rnn.PARAM_NAMES:
+    for k in demo.PARAM_NAMES:
         np.testing.assert_allclose(b.grads[k], a.grads[k], rtol=1e-9, atol=1e-12, err_msg=k)
         assert b.grads[k].dtype == a.grads[k].dtype
     np.testing.assert_allclose(b[2], a[2], rtol=1e-9, atol=1e-12)
@@ -655,10 +655,10 @@ def test_compiled_step_gives_the_python_step_gradients(seed):
 
 
 def test_compiled_step_trains_the_same_model():
-    a = char_rnn.train("abcabd" * 6, steps=15, hidden=6, seq_len=5, dtype=np.float64)
-    b = char_rnn.train("abcabd" * 6, steps=15, hidden=6, seq_len=5, dtype=np.float64, jit=True)
+    a = demo.train("abcabd" * 6, steps=15, hidden=6, seq_len=5, dtype=np.float64)
+    b = demo.train("abcabd" * 6, steps=15, hidden=6, seq_len=5, dtype=np.float64, jit=True)
     np.testing.assert_allclose(b.losses, a.losses, rtol=1e-9)
-    for k in char_rnn.PARAM_NAMES:
+    for k in demo.PARAM_NAMES:
         np.testing.assert_allclose(b.params[k], a.params[k], rtol=1e-7, atol=1e-10)
 
 
@@ -670,3 +670,53 @@ def test_demo_jit(capsys):
     assert verdict == "PASS" and err < 1e-5
     m = re.search(r"Python loops (\d+) us, compiled (\d+) us: ([\d.]+)x", captured.out)
     assert m, captured.out
+
+
+# --------------------------------------------------------------------------- the package and its old import path
+
+OLD_ALL = [  # numba_ta.examples.char_rnn.__all__ before the demo became the package numba_ta_demo
+    "PARAM_NAMES", "TextError", "Vocab", "zen_of_python", "load_text", "validate_text", "init_params", "forward",
+    "loss", "loss_and_grads", "loss_and_grads_compiled", "step_times", "LossAndGrads", "GRAD_CHECK_STEP",
+    "GRAD_CHECK_RTOL", "finite_difference_atol", "GradCheckEntry", "GradCheckResult", "check_gradients",
+    "clip_gradients", "learning_rate", "Adam", "sample", "TrainResult", "train", "DemoResult", "run_demo", "smooth",
+    "grad_check_batch",
+]  # fmt: skip
+OLD_OTHER_NAMES = [  # public names of the old module outside its __all__ (numba-ta demo uses them)
+    "GRAD_SOURCE", "prepare_kernels", "DEFAULT_STEPS", "DEFAULT_HIDDEN", "DEFAULT_SEQ_LEN", "DEFAULT_LR",
+    "DEFAULT_LR_DECAY_START", "DEFAULT_SAMPLE_LEN", "DEFAULT_TEMPERATURE", "DEFAULT_GRAD_CHECK_ENTRIES",
+]  # fmt: skip
+
+
+def test_the_old_import_path_is_an_alias_of_the_package():
+    import numba_ta.examples
+    from numba_ta.examples import char_rnn
+
+    assert numba_ta.examples.char_rnn is char_rnn
+    assert char_rnn.__all__ == OLD_ALL
+    for name in OLD_ALL + OLD_OTHER_NAMES:
+        assert getattr(char_rnn, name) is getattr(demo, name), name
+    assert set(OLD_ALL + OLD_OTHER_NAMES) <= set(demo.__all__)
+    namespace = {}
+    exec("from numba_ta.examples.char_rnn import *", namespace)
+    assert set(namespace) - {"__builtins__"} == set(OLD_ALL)
+
+
+def test_the_demo_uses_only_numba_tas_public_names():
+    """numba_ta_demo is an application of numba_ta: no private module or name of the library."""
+    import ast
+
+    found = []
+    for path in sorted((ROOT / "numba_ta_demo").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "numba_ta":
+                bad = [a.name for a in node.names if a.name.startswith("_")]
+                bad += [m for m in node.module.split(".")[1:] if m.startswith("_")]
+            elif isinstance(node, ast.Import):
+                parts = [a.name.split(".") for a in node.names]
+                bad = [".".join(m) for m in parts if m[0] == "numba_ta" and any(x.startswith("_") for x in m[1:])]
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "numba_ta":
+                bad = [node.attr] if node.attr.startswith("_") and node.attr != "__file__" else []
+            else:
+                continue
+            found += [f"{path.name}:{node.lineno}: {b}" for b in bad]
+    assert found == []

@@ -42,9 +42,7 @@ import pytest
 
 import numba_ta
 from numba_ta import _registry, cli, raw_ops
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import fork_worker  # noqa: E402
+from tests.helpers import fork_worker
 
 pytestmark = pytest.mark.skipif(
     not (hasattr(os, "fork") and hasattr(os, "register_at_fork")),

@@ -1,9 +1,9 @@
 """Differential fuzzing against TensorFlow.
 
-Seeded random op programs (``tests/fuzz_programs.py``: all eleven V3 ops, forward and
+Seeded random op programs (``tests/helpers/fuzz_programs.py``: all eleven V3 ops, forward and
 gradient arrays, static and dynamic, infer_shape and clear_after_read on and off, valid
 and invalid steps) run through ``tf.raw_ops`` in eager mode and through
-``numba_ta.raw_ops`` with the driver of ``tests/oracle_util.py``: after every step the
+``numba_ta.raw_ops`` with the driver of ``tests/helpers/oracle_util.py``: after every step the
 results (values, dtypes, flows, sizes, handle names up to the unique-name counter) or the
 errors (class and kernel message, names normalised) must agree, and the sizes of all
 arrays are probed.  numba_ta is atomic and TF is not, so after an error the TF side is
@@ -24,7 +24,7 @@ of every slot).  Environment switches:
 
 A failing seed prints its whole program (the driver's message); to list a seed's program::
 
-    python tests/fuzz_programs.py --show SEED
+    python -m tests.helpers.fuzz_programs --show SEED
 
 A seed that finds a bug becomes a regular test (``test_regression_<seed>``) with the
 minimal program spelled out: so far one, seed 70831 (concat's check order), out of
@@ -42,11 +42,9 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-import sys  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fuzz_programs import FULL, make_program  # noqa: E402
-from oracle_util import Runner, S  # noqa: E402
+from tests.helpers.fuzz_programs import FULL, make_program  # noqa: E402
+from tests.helpers.oracle_util import Runner, S  # noqa: E402
 
 pytestmark = pytest.mark.oracle
 

@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import pathlib
 import subprocess
 import sys
 import textwrap
@@ -26,9 +25,7 @@ from hypothesis import strategies as st
 import numba_ta
 from numba_ta import raw_ops
 from numba_ta.errors import InvalidArgumentError, OpError, ResourceExhaustedError
-
-sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from storage_view import nt_state, same_snapshot  # noqa: E402
+from tests.helpers.storage_view import nt_state, same_snapshot
 
 F0 = np.float32(0.0)
 INT64_MAX = 2**63 - 1

@@ -104,9 +104,7 @@ import numba_ta
 from numba_ta import TensorArray, _registry, raw_ops
 from numba_ta._engine import SIZE
 from numba_ta.errors import OpError
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from storage_view import C, D, R, W, valid_bits  # noqa: E402
+from tests.helpers.storage_view import C, D, R, W, valid_bits
 
 F0 = np.float32(0.0)
 PKG_DIR = os.path.dirname(os.path.abspath(numba_ta.__file__)) + os.sep

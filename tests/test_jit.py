@@ -19,11 +19,11 @@ import threading
 import numba
 import numpy as np
 import pytest
-from jit_ops import JIT, j_gather, j_read, j_size, j_stack, j_write  # noqa: E402
-from storage_view import nt_state, same_snapshot  # noqa: E402
 
 import numba_ta
 from numba_ta.errors import OpError
+from tests.helpers.jit_ops import JIT, j_gather, j_read, j_size, j_stack, j_write
+from tests.helpers.storage_view import nt_state, same_snapshot
 
 
 def py_op(name, ta, *args):

@@ -149,8 +149,7 @@ def passed_in(ta):
 """
 
 RUN_USER = """
-import json, sys
-sys.path.insert(0, {folder!r})
+import json
 from numba_ta import _abi
 if {stale}:
     _abi.ABI_KEY = "stale-for-test"  # as if the cache had been written by a numba_ta with other entries
@@ -176,8 +175,10 @@ print(json.dumps(dict(before=before, after=sorted(_abi.registered()), out=out.to
 def test_cached_user_function_loads_in_a_new_process(tmp_path):
     (tmp_path / "user_fns.py").write_text(USER_MODULE)
 
+    path = os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+
     def run(stale=False):
-        out = _run(RUN_USER.format(folder=str(tmp_path), stale=stale))
+        out = _run(RUN_USER.format(stale=stale), env={"PYTHONPATH": path})  # user_fns from tmp_path
         return json.loads(out.strip().splitlines()[-1])
 
     expected = np.repeat(np.arange(4, dtype=np.float32), 3).reshape(4, 3).tolist()

@@ -155,8 +155,7 @@ from numba_ta import _cache
 _cache.SHIPPED_DIR = Path(sys.argv[1])  # as installed: the package's own folder
 if sys.argv[2] != "same":
     _cache._stamp = "other sources or options"
-sys.path.insert(0, sys.argv[3])
-import shipped_mod
+import shipped_mod  # from the folder on PYTHONPATH
 assert shipped_mod.shipped(1) == 2
 stats = shipped_mod.shipped.stats
 print("hits", sum(stats.cache_hits.values()), "misses", sum(stats.cache_misses.values()))
@@ -179,9 +178,10 @@ def test_code_compiled_into_the_shipped_folder_is_loaded_not_compiled(tmp_path):
         cache = tmp_path / f"cache-{step}"
         cache.mkdir()
         full = {k: v for k, v in os.environ.items() if k != "NUMBA_TA_PRECOMPILE_INTO"}
-        full.update(NUMBA_CACHE_DIR=str(cache), **env)
+        path = os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        full.update(NUMBA_CACHE_DIR=str(cache), PYTHONPATH=path, **env)
         out = subprocess.run(
-            [sys.executable, "-c", _SHIPPED_PROBE, str(built), stamp, str(tmp_path)],
+            [sys.executable, "-c", _SHIPPED_PROBE, str(built), stamp],
             env=full, capture_output=True, text=True, check=True,
         ).stdout  # fmt: skip
         return out.strip().splitlines()[-1], list(cache.rglob("*.nbi"))

@@ -10,7 +10,7 @@ run through ``tf.raw_ops`` in eager mode and through ``numba_ta.raw_ops`` (with
 * both backends agree: values (dtype, shape, content), lengths, element shapes, inner
   lists, the variant zero; or the error class and the kernel message (TensorFlow's
   ``{{function_node ...}}`` prefix and `` [Op:...] name: ...`` suffix stripped);
-* the reference model (``tests/list_reference.py``), which generated the program, agrees
+* the reference model (``tests/helpers/list_reference.py``), which generated the program, agrees
   with TensorFlow too (so the model the state machine trusts is checked here);
 * the step's input lists are unchanged on both sides (read back with public ops:
   ``TensorListLength``, ``TensorListElementShape`` and ``TensorListGetItem`` with an
@@ -24,9 +24,9 @@ give the reference's error. Steps that hit a known numba_ta bug
 
 CI runs :data:`CI_PROGRAMS` programs of :data:`STEPS` steps. Environment switches:
 ``NUMBA_TA_LIST_FUZZ_PROGRAMS=N``, ``NUMBA_TA_LIST_FUZZ_FIRST_SEED=S``,
-``NUMBA_TA_LIST_FUZZ_STEPS=K``. To print a seed's program::
+``NUMBA_TA_LIST_FUZZ_STEPS=K``. To print a seed's program (from the repository root)::
 
-    python tests/test_list_fuzz_tf.py SEED
+    python -m tests.test_list_fuzz_tf SEED
 """
 
 from __future__ import annotations
@@ -43,9 +43,8 @@ from typing import Any, NamedTuple  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import list_reference as ref  # noqa: E402
-from list_reference import VARIANT, VZ, RefError, RefList  # noqa: E402
+from tests.helpers import list_reference as ref
+from tests.helpers.list_reference import VARIANT, VZ, RefError, RefList
 
 pytestmark = pytest.mark.oracle
 
@@ -762,11 +761,6 @@ def _check_inputs(tfb, ntb, step, vals, where):
 
 # --------------------------------------------------------------------------------------
 # the tests
-
-
-@pytest.fixture(scope="module")
-def tf():
-    return pytest.importorskip("tensorflow")
 
 
 @pytest.mark.parametrize("seed", range(FIRST, FIRST + N_PROGRAMS))

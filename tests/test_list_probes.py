@@ -1,7 +1,7 @@
-"""numba_ta's TensorList ops against the specification's probes (``dev/tensorlist-spec/probe.py``).
+"""numba_ta's TensorList ops against the specification's probes (``tests/helpers/tensorlist_probe.py``).
 
-Every probe of probe.py (one test each, named by its id) runs its thunk on numba_ta through
-the numpy shim of ``list_shim.py`` and compares numba_ta's observation text with the
+Every probe of tensorlist_probe.py (one test each, named by its id) runs its thunk on numba_ta through
+the numpy shim of ``tests/helpers/list_shim.py`` and compares numba_ta's observation text with the
 probe's expectation, the text TensorFlow 2.21 gives (docs/semantics.rst, section
 ``tl-semantics``). Two kinds of probes are compared otherwise:
 
@@ -16,21 +16,18 @@ probe's expectation, the text TensorFlow 2.21 gives (docs/semantics.rst, section
   (``NUMPY_INPUT_RESULT``: tf.raw_ops converts numpy arrays where it refuses tensors).
 
 ``test_tf_still_agrees`` (marked ``oracle``) runs a sample of the probes through TensorFlow
-in this process and checks TensorFlow still gives probe.py's expectations;
+in this process and checks TensorFlow still gives tensorlist_probe.py's expectations;
 ``test_tf_numpy_inputs`` checks ``NUMPY_INPUT_RESULT`` against TensorFlow. Probes on which
 TensorFlow crashes never run in process.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import sys
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import list_shim  # noqa: E402
+from tests.helpers import list_shim
 
 NP = list_shim.load_numpy()
 Re = NP.Re
@@ -188,7 +185,7 @@ NUMPY_INPUT_RESULT = {
 
 
 def _matches(expect, got):
-    """probe.py's ``matches``, for a ``Re`` of any loaded copy of probe.py."""
+    """tensorlist_probe.py's ``matches``, for a ``Re`` of any loaded copy of tensorlist_probe.py."""
     if hasattr(expect, "pattern"):
         return re.fullmatch(expect.pattern, got, re.S) is not None
     return expect == got
@@ -225,7 +222,7 @@ def test_overrides_name_probes():
 
 
 # ----------------------------------------------------------------------------------------
-# TensorFlow still gives probe.py's expectations (a sample covering every op)
+# TensorFlow still gives tensorlist_probe.py's expectations (a sample covering every op)
 
 TF_SAMPLE = (
     "H6",  # the list checks of twelve ops
@@ -276,7 +273,7 @@ def test_tf_still_agrees():
         got = list_shim.run_probe(tf_mod, pid)
         if not _matches(expect, got):
             bad.append(f"{pid}\n  expected: {expect}\n  got:      {got}")
-    assert not bad, "TensorFlow no longer gives probe.py's expectation:\n" + "\n".join(bad)
+    assert not bad, "TensorFlow no longer gives tensorlist_probe.py's expectation:\n" + "\n".join(bad)
 
 
 @pytest.mark.oracle

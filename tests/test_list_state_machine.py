@@ -2,7 +2,7 @@
 
 A hypothesis ``RuleBasedStateMachine`` keeps a :class:`~hypothesis.stateful.Bundle` of
 list slots, each a pair (numba_ta handle, value of the reference model
-``tests/list_reference.py``), and applies the TensorList ops of :mod:`numba_ta.raw_ops`
+``tests/helpers/list_reference.py``), and applies the TensorList ops of :mod:`numba_ta.raw_ops`
 (and ``ZerosLike`` / ``AddN`` of :mod:`numba_ta.gradients`) to random slots, with valid
 and invalid arguments: EmptyTensorList, Reserve, FromTensor (of tensors and of vectors of
 lists), Scatter, ScatterV2, Split, SetItem (with and without resize), GetItem, PushBack,
@@ -44,7 +44,6 @@ CI uses the hypothesis profile ``ci`` of ``tests/conftest.py`` (200 examples of 
 from __future__ import annotations
 
 import os
-import sys
 from collections import Counter
 
 import numpy as np
@@ -68,10 +67,8 @@ import numba_ta  # noqa: E402
 from numba_ta import _config, _tensor_list, gradients, raw_ops  # noqa: E402
 from numba_ta._tensor_list import _UNSET, TensorListHandle, VariantZero  # noqa: E402
 from numba_ta.errors import OpError  # noqa: E402
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import list_reference as ref  # noqa: E402
-from list_reference import VARIANT, VZ, RefError, RefList  # noqa: E402
+from tests.helpers import list_reference as ref  # noqa: E402
+from tests.helpers.list_reference import VARIANT, VZ, RefError, RefList  # noqa: E402
 
 STEPS = int(os.environ.get("NUMBA_TA_LIST_MACHINE_STEPS", "30"))
 MEMORY_POLICIES = [(_tensor_list.DENSE_SLACK_BYTES, _tensor_list.DENSE_FACTOR), (0, 2), (0, 0)]

@@ -7,7 +7,7 @@ matches the reference's text where the reference quotes it, no error text is bui
 else in the package, and a few errors raised through the ops have exactly the expected texts.
 The TensorList codes (``L1`` to ``L69``, ``NT-tl-*``) are checked against the reference's
 TensorList tables (``tl-message-codes``, ``tl-crashes``), placeholder by placeholder, and a few
-against the texts TensorFlow gave in ``dev/tensorlist-spec/probe.py``.
+against the texts TensorFlow gave in ``tests/helpers/tensorlist_probe.py``.
 """
 
 from __future__ import annotations
@@ -290,7 +290,7 @@ def test_the_op_field_of_l12():
         error("L12", shape="[1,1]")
 
 
-# The texts TensorFlow 2.21 gave (dev/tensorlist-spec/probe.py, the probe in brackets)
+# The texts TensorFlow 2.21 gave (tests/helpers/tensorlist_probe.py, the probe in brackets)
 _VZERO = "Variant<type: int value: 0>"
 _PROBE_TEXTS = [
     ("L1", {"shape": "[2]"}, "Input list must be a scalar saw: [2]"),  # [H1]
@@ -331,8 +331,8 @@ _PROBE_TEXTS = [
 
 
 def _probe_messages():
-    """The messages of the expectations in probe.py: ``<Class>: <message> [Op:<op>]``, as (class, message, op)."""
-    tree = ast.parse((ROOT / "dev" / "tensorlist-spec" / "probe.py").read_text(encoding="utf-8"))
+    """The messages of the probes' expectations: ``<Class>: <message> [Op:<op>]``, as (class, message, op)."""
+    tree = ast.parse((ROOT / "tests" / "helpers" / "tensorlist_probe.py").read_text(encoding="utf-8"))
     names = {"IA": "InvalidArgumentError: "}  # the one name the expectations use
 
     def text(node):  # a string built of literals, IA and +, else None
@@ -356,7 +356,7 @@ def _probe_messages():
 @pytest.mark.parametrize(("code", "fields", "text"), _PROBE_TEXTS, ids=[c for c, _, _ in _PROBE_TEXTS])
 def test_tensorlist_templates_render_the_probe_texts(code, fields, text):
     cls = MESSAGES[code][0]
-    assert (cls.__name__, text) in {(c, m) for c, m, _ in _probe_messages()}, f"{code}: not a text of probe.py"
+    assert (cls.__name__, text) in {(c, m) for c, m, _ in _probe_messages()}, f"{code}: not a probe's text"
     assert message(code, **fields) == text
     if code == "L12":  # (op is L12's field)
         e = error(code, **fields)

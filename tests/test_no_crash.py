@@ -10,7 +10,7 @@
     sum to the value's size and when a huge length makes another one negative;
   - ``element_shape`` with a dimension of 2**63 (TF aborts in its tensor conversion).
 
-* A batch of random programs (``tests/fuzz_programs.py``) runs in a subprocess under
+* A batch of random programs (``tests/helpers/fuzz_programs.py``) runs in a subprocess under
   ``python -X faulthandler`` with ``NUMBA_BOUNDSCHECK=1`` and a fresh ``NUMBA_CACHE_DIR``
   (so every kernel is recompiled with bounds checks), alternating serial and parallel
   kernels; each step is compared with the reference model, and the process must exit 0:
@@ -30,9 +30,7 @@ import numpy as np
 import pytest
 
 from numba_ta import errors, raw_ops
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from storage_view import nt_state, same_snapshot  # noqa: E402
+from tests.helpers.storage_view import nt_state, same_snapshot
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -141,6 +139,7 @@ def test_element_shape_dimension_beyond_int64():
 # the fuzz batch in a subprocess: faulthandler, bounds checks, fresh kernel cache
 
 
+@pytest.mark.slow  # every kernel compiled again, with bounds checks: about a minute on 2 cores
 def test_fuzz_batch_subprocess_boundscheck_faulthandler(record_property):
     with tempfile.TemporaryDirectory(prefix="numba_ta_nocrash_") as cache:
         env = dict(os.environ)
@@ -156,7 +155,8 @@ def test_fuzz_batch_subprocess_boundscheck_faulthandler(record_property):
             sys.executable,
             "-X",
             "faulthandler",
-            os.path.join(HERE, "fuzz_programs.py"),
+            "-m",
+            "tests.helpers.fuzz_programs",
             "--programs",
             str(N_PROGRAMS),
             "--kernels",

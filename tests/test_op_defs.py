@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import inspect
 import os
-import sys
 
 import numpy as np
 import pytest
@@ -30,18 +29,11 @@ import numba_ta  # noqa: E402
 from numba_ta import errors, raw_ops  # noqa: E402
 from numba_ta._opdefs import INPUTS, OUTPUTS, RESULTS  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
 oracle = pytest.mark.oracle
 
 TA_OPS = [op for op in raw_ops.__all__ if op.startswith("TensorArray")]
 LIST_OPS = [op for op in raw_ops.__all__ if not op.startswith("TensorArray")]
 F32 = np.float32
-
-
-@pytest.fixture(scope="module")
-def tf():
-    return pytest.importorskip("tensorflow")
 
 
 def test_thirty_one_ops():
@@ -261,7 +253,7 @@ CASES = [(op, arg) for op in raw_ops.__all__ for arg, want in INPUTS[op] if want
 
 
 def _tf_text(tf, e):
-    from oracle_util import tf_kernel_message
+    from tests.helpers.oracle_util import tf_kernel_message
 
     return tf_kernel_message(e).split("\n")[0]  # the attribute check: without "\t; NodeDef: ..."
 
@@ -362,7 +354,7 @@ def test_a_sequence_of_lists_and_other_values_does_not_convert():
 @oracle
 @pytest.mark.parametrize("op", ONE_LIST)
 def test_tensorflow_refuses_a_sequence_of_lists_so(tf, op):
-    from oracle_util import tf_kernel_message
+    from tests.helpers.oracle_util import tf_kernel_message
 
     for make in (lambda b, lst: [lst, lst], lambda b, lst: ((lst,), (lst,), (lst,))):
         got = []

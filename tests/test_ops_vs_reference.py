@@ -1,4 +1,4 @@
-"""numba_ta.raw_ops against the naive reference model (tests/reference.py).
+"""numba_ta.raw_ops against the naive reference model (tests/helpers/reference.py).
 
 Every call goes through both implementations (:class:`Pair`); results (values, dtypes,
 flows, sizes) and errors (class and exact message, with the unique-name counters mapped)
@@ -10,9 +10,7 @@ check the reference model itself against hand-computed expectations.
 
 from __future__ import annotations
 
-import os
 import re
-import sys
 
 import numpy as np
 import pytest
@@ -20,10 +18,8 @@ from numpy.testing import assert_array_equal
 
 from numba_ta import errors, raw_ops
 from numba_ta.errors import InvalidArgumentError, UnimplementedError
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import reference  # noqa: E402
-from reference import Reference, dtype_name  # noqa: E402
+from tests.helpers import reference
+from tests.helpers.reference import Reference, dtype_name
 
 DTYPES = ["float32", "float64", "int32", "int64", "bool", "complex64", "float16", "uint8"]
 F0 = np.float32(0.0)

@@ -16,13 +16,11 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 
 import random  # noqa: E402
-import sys  # noqa: E402
 import warnings  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from oracle_util import Runner, S, run  # noqa: E402
+from tests.helpers.oracle_util import Runner, S, run  # noqa: E402
 
 # NUMBA_TA_ORACLE_SELFTEST=1 runs every program TF-against-TF (checks the programs' intents
 # and the driver without numba_ta); the tests calling numba_ta directly are skipped then.

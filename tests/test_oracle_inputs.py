@@ -30,7 +30,6 @@ import array
 import ctypes
 import os
 import re
-import sys
 import types
 import warnings
 
@@ -48,7 +47,6 @@ try:
 except ImportError:  # the oracle half skips, the regression half runs
     tf = None
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 needs_tf = pytest.mark.skipif(tf is None, reason="the oracle tests need tensorflow")
 
@@ -467,7 +465,7 @@ _NAME = re.compile(r"TensorArrayV3_\d+")
 
 
 def _tf_message(e):
-    from oracle_util import tf_kernel_message
+    from tests.helpers.oracle_util import tf_kernel_message
 
     return tf_kernel_message(e)
 
@@ -698,7 +696,7 @@ def test_oracle_gather_and_concat_shape_forms(form):
 @pytest.mark.oracle
 @needs_tf
 def test_oracle_tensor_array_name_bytes():
-    from oracle_util import TFBackend, counter_free
+    from tests.helpers.oracle_util import TFBackend, counter_free
 
     for name in (b"foo", np.bytes_(b"bar"), "baz"):
         th, _ = tf.raw_ops.TensorArrayV3(size=1, dtype=tf.float32, tensor_array_name=name)

@@ -3,7 +3,7 @@
 A ``TensorArray``, a ``TensorArrayHandle`` and a gradient array pickle BY VALUE; the copy is
 a new, independent, registered array with a new unique name and lock.  What is checked:
 
-* :func:`test_program_twins`: seeded random op programs (``tests/fuzz_programs.py``, steered
+* :func:`test_program_twins`: seeded random op programs (``tests/helpers/fuzz_programs.py``, steered
   by the reference model: every op kind, errors included, forward and gradient arrays,
   static and dynamic, closed ...) run up to a random step; all their arrays are copied
   together (pickle protocols 2..5 in turn, or ``copy.deepcopy``); the copies have the same
@@ -20,7 +20,7 @@ a new, independent, registered array with a new unique name and lock.  What is c
   ``stack(copy=False)`` view alive while pickling, pickling while another thread writes,
   corrupt states refused, and that no unused or stale byte of a buffer is ever pickled;
 * :func:`test_multiprocessing`: arrays sent to ``spawn`` and ``forkserver`` workers
-  (``tests/pickle_worker.py``), which go on with ops; the parent does the same ops and
+  (``tests/helpers/pickle_worker.py``), which go on with ops; the parent does the same ops and
   compares the results, errors, handle sharing and the arrays sent back.
 """
 
@@ -33,7 +33,6 @@ import os
 import pickle
 import random
 import re
-import sys
 import threading
 
 import numpy as np
@@ -45,11 +44,9 @@ from numba_ta._dtypes import SUPPORTED_DTYPES
 from numba_ta._registry import TensorArrayHandle
 from numba_ta._storage import _DENSE, _RAGGED, Storage
 from numba_ta.errors import InvalidArgumentError, OpError
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import pickle_worker  # noqa: E402
-from fuzz_programs import FULL, make_program  # noqa: E402
-from storage_view import letter, nt_state, same_snapshot, same_value  # noqa: E402
+from tests.helpers import pickle_worker
+from tests.helpers.fuzz_programs import FULL, make_program
+from tests.helpers.storage_view import letter, nt_state, same_snapshot, same_value
 
 F32 = np.float32
 PROTOCOLS = list(range(2, pickle.HIGHEST_PROTOCOL + 1))
@@ -229,7 +226,8 @@ if hypothesis is not None:
     from hypothesis import settings
     from hypothesis import strategies as st
     from hypothesis.stateful import invariant, precondition, rule
-    from test_state_machine import STEPS, TensorArrayMachine
+
+    from tests.test_state_machine import STEPS, TensorArrayMachine
 
     class PickleMachine(TensorArrayMachine):
         """The reference-model machine, plus a rule that swaps every array for a pickled copy."""

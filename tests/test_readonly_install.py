@@ -38,6 +38,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = [
+    pytest.mark.slow,  # builds and installs the package twice: about two minutes on 2 cores
     pytest.mark.skipif(not hasattr(os, "geteuid"), reason="needs POSIX users and permissions"),
     pytest.mark.skipif(numba.config.DISABLE_JIT, reason="NUMBA_DISABLE_JIT=1: nothing is compiled or cached"),
 ]
@@ -204,7 +205,7 @@ def test_readonly_install_runs_every_op(workdir, shipped):
     _make_read_only(workdir / "script.py")
     env = {k: v for k, v in env.items() if not k.startswith("PIP_")}
     env["HOME"] = str(home)
-    # -I: no PYTHONPATH, no user site, and not the current directory on sys.path
+    # -I: no PYTHONPATH, no user site, and not the current directory on the import path
     cmd = [py, "-I", str(workdir / "script.py")]
 
     reasons = []

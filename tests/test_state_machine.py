@@ -5,7 +5,7 @@ Write, Read, Gather, Scatter, Concat, Split, Size, Close, ``TensorArrayGradV3`` 
 ``TensorArrayGradWithShape``) on static and dynamic arrays, with ``infer_shape``
 (``identical_element_shapes``) and ``clear_after_read`` on and off, over several dtypes
 and element shapes, through :mod:`numba_ta.raw_ops` and the plain-Python reference model
-``tests/reference.py`` at once.  Every example also picks the serial or the parallel
+``tests/helpers/reference.py`` at once.  Every example also picks the serial or the parallel
 kernels (``PARALLEL_MIN_ELEMENTS`` 2**62 or 0) and a memory policy of the dense layout
 (:data:`MEMORY_POLICIES`: the default, one that turns sparse writes ragged, none).  After every op:
 
@@ -59,7 +59,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 
 import numba
 import numpy as np
@@ -71,14 +70,12 @@ from hypothesis import settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule  # noqa: E402
 
-from numba_ta import TensorArray, _config, _storage, raw_ops  # noqa: E402
+from numba_ta import TensorArray, _config, _jit, _storage, raw_ops  # noqa: E402
 from numba_ta.errors import OpError  # noqa: E402
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fuzz_programs import typed_values  # noqa: E402
-from jit_ops import j_concat, j_gather, j_read, j_scatter, j_size, j_split, j_write  # noqa: E402
-from reference import Reference  # noqa: E402
-from storage_view import C, D, R, W, letter, nt_state, same_snapshot, same_value, valid_bits  # noqa: E402
+from tests.helpers.fuzz_programs import typed_values  # noqa: E402
+from tests.helpers.jit_ops import j_concat, j_gather, j_read, j_scatter, j_size, j_split, j_write  # noqa: E402
+from tests.helpers.reference import Reference  # noqa: E402
+from tests.helpers.storage_view import C, D, R, W, letter, nt_state, same_snapshot, same_value, valid_bits  # noqa: E402
 
 STEPS = int(os.environ.get("NUMBA_TA_STATE_MACHINE_STEPS", "40"))
 # The dense layout's memory budget (numba_ta._storage): the default (small arrays stay dense),
@@ -154,7 +151,7 @@ class TensorArrayMachine(RuleBasedStateMachine):
             return NotImplemented
         ta = TensorArray(arr.dtype, handle=arr.nt, flow=kw.get("flow_in", F0), infer_shape=False)
         try:
-            ta._numba_type_  # noqa: B018 - the element rank must be known to enter compiled code
+            _jit.numba_type(ta)  # the element rank must be known to enter compiled code
         except TypeError:
             return NotImplemented
         try:

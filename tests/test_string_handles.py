@@ -132,7 +132,7 @@ def test_gradient_op_takes_only_the_forward_container():
 @pytest.mark.oracle
 def test_tensorflow_looks_the_name_up_so():
     tf = pytest.importorskip("tensorflow")
-    from oracle_util import tf_kernel_message
+    from tests.helpers.oracle_util import tf_kernel_message
 
     h, f = tf.raw_ops.TensorArrayV3(size=2, dtype=tf.float32, tensor_array_name="shtf")
     f = tf.raw_ops.TensorArrayWriteV3(handle=h, index=0, value=[1.0, 2.0], flow_in=f)

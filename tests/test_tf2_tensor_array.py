@@ -21,7 +21,6 @@ Two parts:
 
 from __future__ import annotations
 
-import os
 import re
 
 import numpy as np
@@ -428,12 +427,6 @@ def test_grad_not_implemented():
 
 # ======================================================================================
 # Oracle: tf.TensorArray inside tf.function against TF2TensorArray
-
-
-@pytest.fixture(scope="module")
-def tf():
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    return pytest.importorskip("tensorflow")
 
 
 _TF_PREFIX = re.compile(r"^\{\{function_node [^}]*\}\}\s*", re.S)

@@ -1,6 +1,6 @@
 """One BPTT training step (loss and gradients) of the demo's character RNN.
 
-``numba_ta``: :func:`numba_ta.examples.char_rnn.loss_and_grads` (hidden states
+``numba_ta``: :func:`numba_ta_demo.loss_and_grads` (hidden states
 in a TensorArray, TF's TensorArray gradient rules by hand); ``tf_function`` /
 ``tf_eager``: the same RNN with a ``tf.TensorArray`` and ``tf.GradientTape``
 (:func:`workloads.tf_bptt_step`); ``numpy_prealloc`` / ``numpy_list``:

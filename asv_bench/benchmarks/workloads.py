@@ -67,7 +67,11 @@ import numpy as np
 
 import numba_ta
 from numba_ta import raw_ops
-from numba_ta.examples import char_rnn
+
+try:
+    import numba_ta_demo as demo
+except ImportError:  # a commit from before the demo had its own package (asv times older commits too)
+    from numba_ta.examples import char_rnn as demo  # type: ignore[no-redef]
 
 __all__ = [
     "IMPLS",
@@ -1129,10 +1133,10 @@ def _tff_grad(d):
 @functools.lru_cache(maxsize=2)
 def bptt_batch(dtype):
     """The demo's first training chunk: params, inputs, targets, h0 (all read-only)."""
-    text = char_rnn.zen_of_python()
-    vocab = char_rnn.Vocab(text)
+    text = demo.zen_of_python()
+    vocab = demo.Vocab(text)
     ids = vocab.encode(text[: BPTT_SEQ_LEN + 1])
-    params = char_rnn.init_params(len(vocab), BPTT_HIDDEN, seed=0, dtype=dtype)
+    params = demo.init_params(len(vocab), BPTT_HIDDEN, seed=0, dtype=dtype)
     for p in params.values():
         p.setflags(write=False)
     h0 = np.zeros(BPTT_HIDDEN, dtype=dtype)
@@ -1143,14 +1147,14 @@ def numpy_bptt(params, inputs, targets, h0, use_list=False):
     """Loss and gradients of the demo RNN in plain numpy: the baseline of the ``bptt`` workload.
 
     The same model and arithmetic as
-    :func:`numba_ta.examples.char_rnn.loss_and_grads`, with the hidden states
+    :func:`numba_ta_demo.loss_and_grads`, with the hidden states
     in a preallocated ``(T, H)`` buffer (or, with `use_list`, a list that is
     ``np.stack``-ed) instead of a TensorArray.
 
     Parameters
     ----------
     params : dict of str to ndarray
-        As made by :func:`numba_ta.examples.char_rnn.init_params`.
+        As made by :func:`numba_ta_demo.init_params`.
     inputs, targets : (T,) ndarray of int
     h0 : (H,) ndarray
     use_list : bool, optional
@@ -1164,7 +1168,7 @@ def numpy_bptt(params, inputs, targets, h0, use_list=False):
     Examples
     --------
     >>> import numpy as np
-    >>> from numba_ta.examples.char_rnn import init_params, loss_and_grads
+    >>> from numba_ta_demo import init_params, loss_and_grads
     >>> p = init_params(4, 3, dtype=np.float64)
     >>> loss, grads = numpy_bptt(p, np.array([0, 1, 2]), np.array([1, 2, 3]), np.zeros(3))
     >>> ref = loss_and_grads(p, [0, 1, 2], [1, 2, 3])
@@ -1259,12 +1263,12 @@ def _bptt_case(dtype, fn):
 
 @_builder("bptt", "numba_ta")
 def _nt_bptt(dtype):
-    return _bptt_case(dtype, char_rnn.loss_and_grads)
+    return _bptt_case(dtype, demo.loss_and_grads)
 
 
 @_builder("bptt_jit", "numba_ta")
 def _nt_bptt_jit(dtype):
-    return _bptt_case(dtype, char_rnn.loss_and_grads_compiled)
+    return _bptt_case(dtype, demo.loss_and_grads_compiled)
 
 
 @_builder("bptt", "numpy_prealloc")

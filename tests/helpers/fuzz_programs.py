@@ -3,7 +3,7 @@
 :func:`make_program` turns a seed into a list of :class:`FuzzStep` (op name, keyword
 arguments with symbolic handles and flows, output symbols, whether TensorFlow would
 crash on it).  The generator steers itself with the plain-Python reference model
-(``tests/reference.py``): every generated step is applied to a private
+(``tests/helpers/reference.py``): every generated step is applied to a private
 :class:`~reference.Reference`, and the next step is drawn knowing the arrays' sizes,
 element states and shapes, so programs mix mostly-valid operations (writes to unwritten
 slots, reads of written ones, gradient arrays of written forward arrays) with every kind
@@ -17,7 +17,7 @@ Users:
   ``tf.raw_ops`` (eager) and numba_ta, comparing op by op;
 * ``tests/test_no_crash.py`` runs a batch of programs through numba_ta and the reference
   only, in a subprocess under ``python -X faulthandler`` with ``NUMBA_BOUNDSCHECK=1``
-  (``python tests/fuzz_programs.py --programs N``).
+  (``python -m tests.helpers.fuzz_programs --programs N``, from the repository root).
 
 Symbols: arrays are ``t<k>`` (forward) and ``g<k>`` (gradient); ``<sym>_f`` is the flow
 the creating op returned (later write/scatter/split ops rebind it to their flow_out).
@@ -25,7 +25,6 @@ the creating op returned (later write/scatter/split ops rebind it to their flow_
 
 from __future__ import annotations
 
-import os
 import random
 import sys
 from typing import Any, NamedTuple
@@ -33,9 +32,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from numba_ta import raw_ops
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from reference import Reference  # noqa: E402
+from tests.helpers.reference import Reference
 
 __all__ = ["FuzzStep", "make_program", "run_numba_only", "main"]
 
@@ -421,7 +418,8 @@ def run_numba_only(prog):
 
 
 def main(argv=None):
-    """Command line: ``python tests/fuzz_programs.py [--programs N] [--steps S] [--first S] [--kernels K] [--show S]``.
+    """Command line: ``python -m tests.helpers.fuzz_programs [--programs N] [--steps S] [--first S] [--kernels K]
+    [--show S]`` (from the repository root).
 
     Exits 1 when any program shows a problem (see :func:`run_numba_only`).
     """

@@ -1,8 +1,8 @@
-"""Run the TensorList probes of ``dev/tensorlist-spec/probe.py`` against numba_ta (or TensorFlow).
+"""Run the TensorList probes of ``tests/helpers/tensorlist_probe.py`` against numba_ta (or TensorFlow).
 
-``probe.py`` writes every probe as a thunk over two module globals, ``tf`` and ``R``
+``tensorlist_probe.py`` writes every probe as a thunk over two module globals, ``tf`` and ``R``
 (TensorFlow and ``tf.raw_ops`` in its worker), and describes results with ``obs``. This
-module loads a private copy of ``probe.py`` (it imports no TensorFlow at import time) and
+module loads a private copy of ``tensorlist_probe.py`` (it imports no TensorFlow at import time) and
 either
 
 * :func:`load_numpy`: swaps ``tf`` for :class:`NumpyTF`, a numpy stand-in for the few
@@ -13,7 +13,7 @@ either
   ``i64``, ``shape_text``, ``describe_list``) by numpy versions that print the same text;
 * :func:`load_tf`: calls the copy's own ``_init_tf()`` (real TensorFlow, in process).
 
-Everything else of ``probe.py`` (the short forms ``E``, ``GI``, ``SX`` ..., the fixtures,
+Everything else of ``tensorlist_probe.py`` (the short forms ``E``, ``GI``, ``SX`` ..., the fixtures,
 ``list_dtype``, ``describe_variant_scalar``, ``steps``, ``try_``) is used as it is, so the
 numba_ta run executes the very same thunks as the TensorFlow run.
 
@@ -30,12 +30,12 @@ from types import ModuleType
 
 import numpy as np
 
-PROBE_PATH = Path(__file__).parents[1] / "dev" / "tensorlist-spec" / "probe.py"
+PROBE_PATH = Path(__file__).with_name("tensorlist_probe.py")
 _COUNTER = itertools.count()
 
 
 def load_module() -> ModuleType:
-    """A fresh, private copy of ``probe.py`` (``tf`` and ``R`` still None)."""
+    """A fresh, private copy of ``tensorlist_probe.py`` (``tf`` and ``R`` still None)."""
     name = f"_tensorlist_probe_{next(_COUNTER)}"
     spec = importlib.util.spec_from_file_location(name, PROBE_PATH)
     assert spec is not None and spec.loader is not None
@@ -56,7 +56,7 @@ def _numba_ta():
 
 
 class NumpyTF:
-    """The part of the ``tensorflow`` module that probe.py's thunks call, on numpy values.
+    """The part of the ``tensorflow`` module that tensorlist_probe.py's thunks call, on numpy values.
 
     dtypes are numpy dtypes (their ``.name`` is TensorFlow's for all fourteen numba_ta
     dtypes); ``variant`` is ``np.dtype(object)``, which numba_ta takes for ``tf.variant``.
@@ -133,7 +133,7 @@ class NumpyTF:
 
 
 class NumbaOps:
-    """``tf.raw_ops`` for probe.py: numba_ta's ops, looked up on use (so this module imports
+    """``tf.raw_ops`` for tensorlist_probe.py: numba_ta's ops, looked up on use (so this module imports
     before the ops exist), and ``ZerosLike``/``AddN`` on lists from ``numba_ta.gradients``.
 
     TensorFlow names the op of a ZerosLike/AddN error ``ZerosLike``/``AddN``;
@@ -170,7 +170,7 @@ class NumbaOps:
 
 
 # ----------------------------------------------------------------------------------------
-# numpy versions of probe.py's helpers that look at TensorFlow objects
+# numpy versions of tensorlist_probe.py's helpers that look at TensorFlow objects
 
 
 def _install_numpy_helpers(mod: ModuleType) -> None:
@@ -206,7 +206,7 @@ def _install_numpy_helpers(mod: ModuleType) -> None:
         return zero is not None and (x is zero or type(x) is type(zero))
 
     def describe_list(h):
-        """probe.py's ``describe_list``, word for word but for one line: an element of a variant
+        """tensorlist_probe.py's ``describe_list``, word for word but for one line: an element of a variant
         list is read as the element object itself (a handle or the variant zero, which have no
         ``.shape``), where TensorFlow gives a variant scalar (shape ``[]``)."""
         R, tf, MARK = mod.R, mod.tf, mod.MARK
@@ -232,7 +232,7 @@ def _install_numpy_helpers(mod: ModuleType) -> None:
         return f"List({dt}, {es}, {n}: [" + " | ".join(items) + "])"
 
     def obs(x):
-        """probe.py's ``obs`` for numpy results: ``float32[2] [1.0, 2.0]``, ``variant[2] [...]``."""
+        """tensorlist_probe.py's ``obs`` for numpy results: ``float32[2] [1.0, 2.0]``, ``variant[2] [...]``."""
         if isinstance(x, str):
             return x
         if isinstance(x, (tuple, list)):
@@ -258,7 +258,7 @@ def _install_numpy_helpers(mod: ModuleType) -> None:
 
 
 def load_numpy() -> ModuleType:
-    """A copy of probe.py whose thunks run on numba_ta."""
+    """A copy of tensorlist_probe.py whose thunks run on numba_ta."""
     mod = load_module()
     mod.tf = NumpyTF()
     mod.R = NumbaOps()
@@ -267,14 +267,14 @@ def load_numpy() -> ModuleType:
 
 
 def load_tf() -> ModuleType:
-    """A copy of probe.py whose thunks run on TensorFlow, in this process."""
+    """A copy of tensorlist_probe.py whose thunks run on TensorFlow, in this process."""
     mod = load_module()
     mod._init_tf()
     return mod
 
 
 def run_probe(mod: ModuleType, pid: str) -> str:
-    """The observation text of probe ``pid`` (as probe.py's worker computes it), with fresh
+    """The observation text of probe ``pid`` (as tensorlist_probe.py's worker computes it), with fresh
     fixtures (``F``) so that no probe sees another's lists."""
     mod.F = mod._Fixtures()
     _, fn, _, _ = mod.PROBES[pid]

@@ -26,7 +26,6 @@ never sent to TF: numba_ta must raise ``InvalidArgumentError``.
 from __future__ import annotations
 
 import os
-import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -40,8 +39,7 @@ import pytest
 # pytest --doctest-modules imports this file too: skip it, like the tests, without TF
 tf = pytest.importorskip("tensorflow")
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fuzz_programs import FULL  # noqa: E402
+from tests.helpers.fuzz_programs import FULL  # noqa: E402
 
 OPS = FULL  # short op names -> tf.raw_ops names
 FULL_NAMES = set(OPS.values())

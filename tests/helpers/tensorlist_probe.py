@@ -7,14 +7,14 @@ compares it with the expectation written next to the probe.
 
 Usage (from any directory)::
 
-    python dev/tensorlist-spec/probe.py              # run all, print every observation
-    python dev/tensorlist-spec/probe.py GI SX-X2     # only the probes whose id starts so
-    python dev/tensorlist-spec/probe.py --quiet      # print only mismatches and the summary
+    python tests/helpers/tensorlist_probe.py              # run all, print every observation
+    python tests/helpers/tensorlist_probe.py GI SX-X2     # only the probes whose id starts so
+    python tests/helpers/tensorlist_probe.py --quiet      # print only mismatches and the summary
 
 The exit status is 0 when every observation matches its expectation, 1 otherwise.
 
 How it runs. The parent process never imports TensorFlow: it starts a worker
-(``probe.py --worker ID ...``, a fresh Python that imports TensorFlow once) and reads
+(``tensorlist_probe.py --worker ID ...``, a fresh Python that imports TensorFlow once) and reads
 one JSON line per probe. A probe that kills its worker is recorded as a crash, with the
 signal and TensorFlow's ``Check failed`` line if there is one, and the remaining probes
 run in a new worker. Probes marked ``isolate=True`` (the known crashes and the ones that
@@ -2846,6 +2846,8 @@ class _Fixtures:
     """``F.<name>``: the fixture, made on first use in the worker and then shared."""
 
     def __getattr__(self, name):
+        if name not in _FIXTURES:  # not a fixture: the AttributeError hasattr() (and the doctest finder) expect
+            raise AttributeError(name)
         value = _FIXTURES[name]()
         setattr(self, name, value)
         return value
