@@ -141,6 +141,9 @@ def _index(index: Any, op: str) -> int:
     return scalar_index(index)
 
 
+_Handle = _registry.TensorArrayHandle  # (the per-element ops test a handle's type inline: one call less)
+
+
 def _flow(flow_in: Any, op: str) -> np.float32:
     t = type(flow_in)
     if t is np.float32:
@@ -322,9 +325,9 @@ def TensorArrayWriteV3(  # noqa: N802
     np.float32(0.0)
     """
     try:
-        flow = _flow(flow_in, "TensorArrayWriteV3")
+        flow = flow_in if type(flow_in) is np.float32 else _flow(flow_in, "TensorArrayWriteV3")
         i = index if type(index) is int and -_INT32_LIMIT <= index < _INT32_LIMIT else _index(index, _WRITE)
-        st = _registry.storage_of(handle, "TensorArrayWriteV3")
+        st = handle._storage if type(handle) is _Handle else _registry.storage_of(handle, "TensorArrayWriteV3")
         # inlined common case (no call): an ndarray in native byte order is used as it is
         v = value if type(value) is np.ndarray and value.dtype.isnative else to_array(value, "value")
     except OpError as e:
@@ -388,9 +391,10 @@ def TensorArrayReadV3(  # noqa: N802
     array([0, 0], dtype=int32)
     """
     try:
-        _flow(flow_in, "TensorArrayReadV3")
+        if type(flow_in) is not np.float32:
+            _flow(flow_in, "TensorArrayReadV3")
         i = index if type(index) is int and -_INT32_LIMIT <= index < _INT32_LIMIT else _index(index, _READ)
-        st = _registry.storage_of(handle, "TensorArrayReadV3")
+        st = handle._storage if type(handle) is _Handle else _registry.storage_of(handle, "TensorArrayReadV3")
         dt = as_dtype(dtype)
     except OpError as e:
         _tag(e, "TensorArrayReadV3")
