@@ -22,7 +22,7 @@ num_threads, get_parallel_threshold, set_parallel_threshold
     Threads of the parallel kernels, and from how many items they are used.
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from importlib.metadata import PackageNotFoundError, distribution
 
 from . import errors, gradients, raw_ops
 from ._config import get_parallel_threshold, set_parallel_threshold
@@ -32,10 +32,22 @@ from ._threads import num_threads
 from .tensor_array import TensorArray
 from .tf2_tensor_array import TF2TensorArray
 
-try:
-    __version__ = version("numba_ta")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0.0.0+unknown"
+
+def _metadata() -> tuple[str, bool]:
+    """Return the installed version, and whether Numba's entry point of the extension is registered."""
+    try:
+        dist = distribution("numba_ta")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0.0.0+unknown", False
+    eps = dist.entry_points.select(group="numba_extensions", name="init")
+    return dist.version, any(ep.value == "numba_ta._jit:init" for ep in eps)
+
+
+__version__, _registered = _metadata()
+if not _registered:  # pragma: no cover - not installed: Numba does not know the extension, register it now
+    from . import _jit
+
+    _jit.init()
 
 __all__ = [
     "VARIANT_ZERO",

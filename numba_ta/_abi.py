@@ -29,8 +29,11 @@ them.
 A cached function refers to the entries by name, so a name must never mean two things.
 Every symbol carries :data:`ABI`, to be bumped whenever an entry's signature or meaning
 changes; and the hook pickles itself as ``_reload(ABI, ABI_KEY, op)``, where
-:data:`ABI_KEY` is a hash of the entries' signatures, the struct's fields and the engine's
-constants that users' inlined fast paths read (header slots, state bits).  Unpickling a hook
+:data:`ABI_KEY` is a hash of the entries' signatures, the struct's fields, the engine's
+constants that users' inlined fast paths read (header slots, state bits) and the functions
+a function's unboxing of an array calls (:data:`ENTERING`).  A function that takes an
+array carries the hook ``"enter"`` (:func:`hook_entering`), which registers nothing but
+makes the same check.  Unpickling a hook
 of another ABI, key or op raises :class:`StaleCodeError`, an ``OSError``: Numba's cache reads
 an ``OSError`` while loading an entry as a file that vanished, treats it as a miss and
 compiles the function again, replacing the stale entry.  So a user's function cached against
@@ -99,9 +102,14 @@ def symbol(op: str) -> str:
     return f"numba_ta_{ABI}_{op}"
 
 
+#: What a user function's unboxing and cleanup of an array call (``numba_ta._jit``), as cached code names them.
+ENTERING = ("numba_ta._jit._enter_meminfo", "numba_ta._jit._leave")
+
+
 def _abi_key() -> str:
     """Return the hash of what a cached user function relies on: signatures, struct fields, engine constants."""
     h = hashlib.sha256(ABI.encode())
+    h.update(repr(ENTERING).encode())
     for op, (name, args, ret) in sorted(ENTRIES.items()):
         h.update(repr((op, name, [str(a) for a in args], str(ret))).encode())
     consts = sorted((k, v) for k, v in vars(E).items() if k.isupper() and type(v) is int)
@@ -159,7 +167,10 @@ class StaleCodeError(OSError):
 
 
 class _Hook:
-    """``_reload_init`` hook of a library that calls the entry of ``op``: registers it; pickles with the ABI."""
+    """``_reload_init`` hook of a library that calls the entry of ``op``: registers it; pickles with the ABI.
+
+    The hook ``"enter"`` (a library that unboxes an array) registers nothing.
+    """
 
     __slots__ = ("op",)
 
@@ -167,13 +178,25 @@ class _Hook:
         self.op = op
 
     def __call__(self):
-        register(self.op)
+        if self.op in ENTRIES:
+            register(self.op)
 
     def __reduce__(self):
         return _reload, (ABI, ABI_KEY, self.op)
 
 
-_HOOKS = {op: _Hook(op) for op in ENTRIES}
+_HOOKS = {op: _Hook(op) for op in (*ENTRIES, "enter")}
+
+
+def hook_entering(context: Any) -> None:
+    """Add the hook ``"enter"`` to the library being compiled, which unboxes an array (see the module docstring).
+
+    Parameters
+    ----------
+    context : numba.core.base.BaseContext
+        The target context of the unboxing code.
+    """
+    context.active_code_library._reload_init.add(_HOOKS["enter"])
 
 
 def _reload(*args):

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import numpy as np
-from numba.core.extending import overload
 
 from . import _messages, raw_ops
 from ._dtypes import as_dtype, graph_array, to_index_array
@@ -18,9 +17,6 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 __all__ = ["TensorArray"]
-
-_jit: Any = None  # numba_ta._jit, imported when an array is first passed to compiled code
-
 
 
 class TensorArray:
@@ -142,11 +138,6 @@ class TensorArray:
         "__weakref__",
     )
 
-    # Unboxing into compiled code calls these methods of the argument; numba_ta._jit sets them when
-    # it is imported (before any compiled code can receive a TensorArray: its Numba type comes from there).
-    _numba_enter_: Any = None
-    _numba_leave_: Any = None
-
     _dtype: np.dtype[Any]
     _dynamic_size: bool
     _infer_shape: bool
@@ -234,20 +225,6 @@ class TensorArray:
     def dynamic_size(self) -> bool:
         """bool: whether the array was created growable."""
         return self._dynamic_size
-
-    @property
-    def _numba_type_(self) -> Any:
-        """The array's Numba type, when it is passed to a compiled function (see ``numba_ta._jit``).
-
-        Raises
-        ------
-        TypeError
-            While the element rank is unknown (no element shape of known rank, nothing written).
-        """
-        global _jit
-        if _jit is None:
-            from . import _jit
-        return _jit.numba_type(self)
 
     # ------------------------------------------------------------------ helpers
     def _with_flow(self, flow: np.float32) -> TensorArray:
@@ -747,28 +724,3 @@ class TensorArray:
     def __copy__(self) -> TensorArray:
         """``copy.copy``: a new object over the SAME array (as :meth:`identity`); shares its element shape."""
         return self._with_flow(self._flow)
-
-
-# ``numba_ta.TensorArray(...)`` inside @numba.njit code (see numba_ta._jit.new_array; imported when first used)
-@overload(TensorArray)
-def _compiled_constructor(  # type: ignore[no-untyped-def]  # Numba compares this signature with the implementation's
-    dtype,
-    size=None,
-    dynamic_size=None,
-    clear_after_read=None,
-    tensor_array_name=None,
-    handle=None,
-    flow=None,
-    infer_shape=True,
-    element_shape=None,
-    colocate_with_first_write_call=True,
-    name=None,
-):
-    """Typing of ``TensorArray(...)`` in compiled code: arguments are Numba types (or their Python defaults)."""
-    global _jit
-    if _jit is None:
-        from . import _jit
-    return _jit.new_array(
-        dtype, size, dynamic_size, clear_after_read, tensor_array_name, handle, flow, infer_shape, element_shape,
-        colocate_with_first_write_call, name,
-    )  # fmt: skip

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import numba_ta
+from numba_ta import _jit
 from numba_ta.errors import OpError
 from tests.helpers.jit_ops import JIT, j_gather, j_read, j_size, j_stack, j_write
 from tests.helpers.storage_view import nt_state, same_snapshot
@@ -81,7 +82,7 @@ def can_enter(ta):
     if numba.config.DISABLE_JIT:
         return True
     try:
-        ta._numba_type_  # noqa: B018
+        _jit.numba_type(ta)
     except TypeError:
         return False
     return True
@@ -394,7 +395,7 @@ def test_interrupt_while_leaving_a_compiled_call_leaves_the_array_done(monkeypat
 def test_array_of_unknown_element_rank_cannot_enter():
     ta = numba_ta.TensorArray(np.float32, size=2)
     with pytest.raises(TypeError, match="element rank is not known"):
-        ta._numba_type_  # noqa: B018
+        _jit.numba_type(ta)
     with pytest.raises(Exception, match="element rank|non-precise|pyobject"):
         j_size(ta)
 
@@ -403,7 +404,7 @@ def test_array_of_unknown_element_rank_cannot_enter():
 def test_float16_array_cannot_enter():
     ta = numba_ta.TensorArray(np.float16, size=2).write(0, np.ones(2, np.float16))
     with pytest.raises(TypeError, match="float16 arrays cannot be passed to compiled code"):
-        ta._numba_type_  # noqa: B018
+        _jit.numba_type(ta)
 
 
 def test_elements_of_several_ranks_enter_and_a_read_of_another_rank_changes_nothing():
@@ -422,8 +423,6 @@ def test_elements_of_several_ranks_enter_and_a_read_of_another_rank_changes_noth
 @pytest.mark.jit_only("unboxing into compiled code")
 def test_entry_points_of_code_compiled_by_an_earlier_numba_ta_still_lock_and_unlock():
     """Users' cached functions compiled by numba_ta 0.1.0 unbox through ``_enter`` (the struct) and ``_leave``."""
-    from numba_ta import _jit
-
     ta = numba_ta.TensorArray(np.float32, size=2, element_shape=[1])
     lock = ta.handle._storage.lock
     s = _jit._enter(ta)
@@ -434,8 +433,8 @@ def test_entry_points_of_code_compiled_by_an_earlier_numba_ta_still_lock_and_unl
         _jit._leave(ta)
     assert lock.acquire(blocking=False)
     lock.release()
-    assert ta._numba_enter_() is s._meminfo  # what unboxing calls now: the same struct
-    ta._numba_leave_()
+    assert _jit._enter_meminfo(ta) is s._meminfo  # what unboxing calls now: the same struct
+    _jit._leave(ta)
     assert lock.acquire(blocking=False)
     lock.release()
 
