@@ -73,7 +73,7 @@ from numba.core import cgutils, config
 from numba.core.extending import intrinsic, overload, register_jitable
 from numba.experimental import structref
 
-from . import _kernels
+from . import _kernels, _registry
 from ._dtypes import tf_name
 from ._messages import ENGINE_CODES, MESSAGES, engine_error
 from .errors import InternalError, InvalidArgumentError, OpError, ResourceExhaustedError, UnimplementedError
@@ -2226,9 +2226,7 @@ def jit_closed(s):  # pragma: no cover - users' compiled code
 
 def _new_name(base):
     """Return a new array's unique name (the registry's counter; called from compiled code in object mode)."""
-    from ._registry import new_name
-
-    return new_name(base)
+    return _registry.new_name(base)
 
 
 @register_jitable

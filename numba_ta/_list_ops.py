@@ -20,9 +20,10 @@ import numpy as np
 
 from . import _messages
 from ._dtypes import as_dtype, to_array, to_index_array, unsupported
+from ._messages import partial_str, shape_str
 from ._opdefs import INPUTS, TensorListConcatResult, TensorListConcatV2Result, TensorListPopBackResult, check_input
 from ._registry import TensorArrayHandle
-from ._shapes import as_partial, is_compatible, is_fully_defined, merge, partial_str, shape_str
+from ._shapes import as_partial, is_compatible, is_fully_defined, merge
 from ._storage import _arange, _int64, _new, _tag, _unmask, _work_oom
 from ._tensor_list import (
     _UNSET,

@@ -6,7 +6,8 @@ templates take named fields (``str.format`` syntax, ``{index}``, ``{name}``
 :class:`~numba_ta.errors.OpError`), :func:`python_error` the exception of a
 Python-level ``ValueError`` or ``TypeError``; both check that the fields given
 are exactly the template's.  Callers pass shapes and dtypes formatted as
-TensorFlow prints them (``shape_str`` and ``partial_str`` of ``_shapes``,
+TensorFlow prints them (:func:`shape_str`, :func:`partial_str` and
+:func:`py_str`, here: every text form of a shape lives in this module;
 ``tf_name`` of ``_dtypes``), or objects whose ``str`` is that text (a
 ``TensorShape``).  Compiled code, which cannot call these functions, takes the
 templates from :data:`MESSAGES` and fills in the fields itself.
@@ -128,7 +129,7 @@ Size should be >= 0. [Op:TensorArrayV3]
 from __future__ import annotations
 
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
@@ -141,7 +142,10 @@ from .errors import (
     UnimplementedError,
 )
 
-__all__ = ["MESSAGES", "FIELDS", "ENGINE_CODES", "error", "python_error", "message", "engine_error"]
+__all__ = [
+    "MESSAGES", "FIELDS", "ENGINE_CODES", "error", "python_error", "message", "engine_error", "shape_str",
+    "partial_str", "py_str",
+]  # fmt: skip
 
 _IA = InvalidArgumentError
 _HANDLE = (
@@ -747,8 +751,6 @@ def engine_error(err: Sequence[int], name: str, dtype_names: Sequence[str]) -> E
     >>> type(e).__name__, e.message
     ('InvalidArgumentError', 'TensorArray ta: Tried to write to index 5 but array is not resizeable and size is: 3')
     """
-    from ._shapes import partial_str, shape_str  # (_shapes imports this module)
-
     st = int(err[0])
     if st <= 0:
         raise IndexError(f"no engine error in status {st}")
@@ -770,3 +772,23 @@ def engine_error(err: Sequence[int], name: str, dtype_names: Sequence[str]) -> E
     if code == "NT-jit-rank":
         return python_error(code, **fields)
     return error(code, **fields)
+
+
+# --------------------------------------------------------------------------- shapes as TensorFlow prints them
+def shape_str(shape: Iterable[object]) -> str:
+    """``TensorShape::DebugString``: ``[2,3]``, ``[]``."""
+    return "[" + ",".join(str(d) for d in shape) + "]"
+
+
+def partial_str(p: Iterable[int | None] | None) -> str:
+    """``PartialTensorShape::DebugString``: ``<unknown>``, ``[?,3]``."""
+    if p is None:
+        return "<unknown>"
+    return "[" + ",".join("?" if d is None else str(d) for d in p) + "]"
+
+
+def py_str(p: Iterable[int | None] | None) -> str:
+    """Python ``str(tf.TensorShape)``: ``<unknown>``, ``(2,)``, ``(None, 3)``, ``()``."""
+    if p is None:
+        return "<unknown>"
+    return str(tuple(p))

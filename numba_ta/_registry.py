@@ -24,7 +24,7 @@ import numpy as np
 
 from . import _messages, _opdefs
 from ._dtypes import tensor_dtype_name
-from ._shapes import shape_str
+from ._messages import shape_str
 
 if TYPE_CHECKING:
     from ._storage import Storage

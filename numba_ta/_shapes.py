@@ -17,6 +17,7 @@ import numpy as np
 
 from . import _messages
 from ._dtypes import unsupported
+from ._messages import partial_str, py_str
 from .errors import InvalidArgumentError, OpError
 
 if TYPE_CHECKING:
@@ -168,25 +169,6 @@ def merge(a: Partial, b: Partial) -> Partial:
             raise _messages.error("NT-merge-shape", shape=partial_str(a), other_shape=partial_str(b))
         out.append(x if x is not None else y)
     return tuple(out)
-
-
-def shape_str(shape: Iterable[object]) -> str:
-    """``TensorShape::DebugString``: ``[2,3]``, ``[]``."""
-    return "[" + ",".join(str(d) for d in shape) + "]"
-
-
-def partial_str(p: Iterable[int | None] | None) -> str:
-    """``PartialTensorShape::DebugString``: ``<unknown>``, ``[?,3]``."""
-    if p is None:
-        return "<unknown>"
-    return "[" + ",".join("?" if d is None else str(d) for d in p) + "]"
-
-
-def py_str(p: Iterable[int | None] | None) -> str:
-    """Python ``str(tf.TensorShape)``: ``<unknown>``, ``(2,)``, ``(None, 3)``, ``()``."""
-    if p is None:
-        return "<unknown>"
-    return str(tuple(p))
 
 
 class TensorShape:

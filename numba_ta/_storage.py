@@ -55,9 +55,9 @@ import threading
 
 import numpy as np
 
-from . import _config, _kernels, _messages
+from . import _config, _kernels, _messages, _registry
 from . import _engine as E
-from ._dtypes import is_numeric, tf_name, to_index, to_index_array
+from ._dtypes import as_dtype, is_numeric, tf_name, to_index, to_index_array
 from ._engine import (
     CAP,
     CAR,
@@ -77,7 +77,8 @@ from ._engine import (
     USED,
     WIDTH,
 )
-from ._shapes import is_compatible, is_fully_defined, merge, shape_str
+from ._messages import shape_str
+from ._shapes import is_compatible, is_fully_defined, merge
 from .errors import OpError
 
 WRITTEN = np.uint8(1)
@@ -886,9 +887,6 @@ class Storage:
         ValueError
             If ``state`` is not a consistent format-1 state (nothing is registered then).
         """
-        from . import _registry
-        from ._dtypes import as_dtype
-
         def bad(why):
             return ValueError(f"not a numba_ta TensorArray state: {why}")
 

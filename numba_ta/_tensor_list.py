@@ -44,7 +44,7 @@ import numpy as np
 from . import _config, _kernels
 from . import _engine as E
 from ._engine import CAP, GEN, ITEMSIZE, LAYOUT, NSHAPES, SIZE, USED, WIDTH
-from ._shapes import partial_str
+from ._messages import partial_str
 from ._storage import DENSE_FACTOR, DENSE_SLACK_BYTES, _new, _oom, shape_table
 
 VARIANT = np.dtype(object)

@@ -81,6 +81,7 @@ from ._list_ops import (  # the TensorList ops (TF 2's list ops; see numba_ta._l
     TensorListSplit,
     TensorListStack,
 )
+from ._messages import partial_str, shape_str
 from ._opdefs import (
     TensorArrayConcatV3Result,
     TensorArrayGradV3Result,
@@ -88,7 +89,7 @@ from ._opdefs import (
     TensorArrayV3Result,
     check_input,
 )
-from ._shapes import as_partial, as_shape_tensor, partial_str, shape_str
+from ._shapes import as_partial, as_shape_tensor
 from ._storage import _INT32_LIMIT, Storage, _tag, _unmask, scalar_index
 from .errors import OpError
 
