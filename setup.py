@@ -2,7 +2,7 @@
 
 Everything else about the package is in ``pyproject.toml``.  ``pip install .`` builds a
 wheel; after setuptools copies the sources to the build folder, this runs
-``python -m numba_ta._precompile <build>/numba_ta/_compiled`` on them, so that a new
+``python -m numba_ta.core.precompile <build>/numba_ta/_compiled`` on them, so that a new
 user's first ops load compiled code instead of compiling it (about half a minute on 2
 cores, paid once, at install).  Skipped for editable installs (their in-tree Numba cache
 fills at first use) and when ``NUMBA_TA_PRECOMPILE=0``; a failure only warns: the
@@ -30,7 +30,7 @@ class BuildPyWithKernels(build_py):
         target = lib / "numba_ta" / "_compiled"
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(lib), os.environ.get("PYTHONPATH", "")]))
         env.setdefault("NUMBA_NUM_THREADS", "2")
-        rc = subprocess.run([sys.executable, "-m", "numba_ta._precompile", str(target)], env=env, check=False)
+        rc = subprocess.run([sys.executable, "-m", "numba_ta.core.precompile", str(target)], env=env, check=False)
         if rc.returncode:
             self.warn("numba_ta: compiling the kernels at build time failed; they will be compiled at first use")
 

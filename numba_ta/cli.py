@@ -430,7 +430,7 @@ def _run_info(args: argparse.Namespace, out: TextIO) -> int:
         ("NUMBA_CACHE_DIR", os.environ.get("NUMBA_CACHE_DIR", "unset")),
     ]
     try:
-        from . import _config
+        from numba_ta.core import config as _config
 
         rows.append(("parallel threshold", f"{_config.PARALLEL_MIN_ELEMENTS} elements"))
     except (ImportError, AttributeError):
@@ -461,7 +461,7 @@ def _add_bench_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_bench(args: argparse.Namespace, out: TextIO) -> int:
-    from . import _bench_cmd
+    from numba_ta import _bench_cmd
 
     return _bench_cmd.run(args.options, out, prog=f"{PROG} bench")
 
@@ -509,7 +509,7 @@ COMMANDS: tuple[Command, ...] = (
 
 
 def _build_parser() -> _Parser:
-    from . import __version__
+    from numba_ta import __version__
 
     parser = _Parser(
         prog=PROG,

@@ -41,8 +41,11 @@ from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import numpy as np
 
-from . import _list_ops, _messages, raw_ops
-from ._list_grads import (  # the TensorList ops' rules (TF's list_ops.py)
+from numba_ta import raw_ops
+from numba_ta.tensor_array.registry import storage_of
+from numba_ta.tensor_list import grads as _list_grads
+from numba_ta.tensor_list import ops as _list_ops
+from numba_ta.tensor_list.grads import (  # noqa: F401 - re-exported (__all__)
     tensor_list_concat_grad,
     tensor_list_concat_v2_grad,
     tensor_list_from_tensor_grad,
@@ -58,12 +61,12 @@ from ._list_grads import (  # the TensorList ops' rules (TF's list_ops.py)
     tensor_list_split_grad,
     tensor_list_stack_grad,
 )
-from ._registry import storage_of
+from numba_ta.tf import messages as _messages
 
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-    from ._registry import TensorArrayHandle
+    from numba_ta.tensor_array.registry import TensorArrayHandle
 
 __all__ = [
     "grad_source",
@@ -73,20 +76,7 @@ __all__ = [
     "scatter_grad",
     "concat_grad",
     "split_grad",
-    "tensor_list_push_back_grad",
-    "tensor_list_pop_back_grad",
-    "tensor_list_stack_grad",
-    "tensor_list_concat_grad",
-    "tensor_list_concat_v2_grad",
-    "tensor_list_split_grad",
-    "tensor_list_from_tensor_grad",
-    "tensor_list_get_item_grad",
-    "tensor_list_set_item_grad",
-    "tensor_list_resize_grad",
-    "tensor_list_gather_grad",
-    "tensor_list_scatter_grad",
-    "tensor_list_scatter_v2_grad",
-    "tensor_list_scatter_into_existing_list_grad",
+    *_list_grads.__all__,  # the TensorList ops' rules
     "tensor_list_zeros_like",
     "tensor_list_add",
     "tensor_list_add_n",

@@ -56,10 +56,12 @@ from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import numpy as np
 
-from . import _messages, _registry
-from ._dtypes import as_dtype, to_array, to_index, to_index_array, unsupported
-from ._engine import DYN
-from ._list_ops import (  # the TensorList ops (TF 2's list ops; see numba_ta._list_ops)
+from numba_ta.core.state import DYN
+from numba_ta.errors import OpError
+from numba_ta.tensor_array import registry as _registry
+from numba_ta.tensor_array.storage import Storage, scalar_index
+from numba_ta.tensor_list import ops as _list_ops
+from numba_ta.tensor_list.ops import (  # noqa: F401 - re-exported (__all__)
     EmptyTensorList,
     TensorListConcat,
     TensorListConcatLists,
@@ -81,23 +83,23 @@ from ._list_ops import (  # the TensorList ops (TF 2's list ops; see numba_ta._l
     TensorListSplit,
     TensorListStack,
 )
-from ._messages import partial_str, shape_str
-from ._opdefs import (
+from numba_ta.tf import messages as _messages
+from numba_ta.tf.dtypes import INT32_LIMIT, as_dtype, to_array, to_index, to_index_array, unsupported
+from numba_ta.tf.messages import op_error, partial_str, shape_str
+from numba_ta.tf.opdefs import (
     TensorArrayConcatV3Result,
     TensorArrayGradV3Result,
     TensorArrayGradWithShapeResult,
     TensorArrayV3Result,
     check_input,
 )
-from ._shapes import as_partial, as_shape_tensor
-from ._storage import _INT32_LIMIT, Storage, _tag, _unmask, scalar_index
-from .errors import OpError
+from numba_ta.tf.tensor_shape import as_partial, as_shape_tensor
 
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-    from ._registry import TensorArrayHandle
-    from ._shapes import TensorShape
+    from numba_ta.tensor_array.registry import TensorArrayHandle
+    from numba_ta.tf.tensor_shape import TensorShape
 
 __all__ = [
     "TensorArrayV3",
@@ -111,26 +113,7 @@ __all__ = [
     "TensorArrayCloseV3",
     "TensorArrayGradV3",
     "TensorArrayGradWithShape",
-    "EmptyTensorList",
-    "TensorListReserve",
-    "TensorListFromTensor",
-    "TensorListSetItem",
-    "TensorListGetItem",
-    "TensorListPushBack",
-    "TensorListPushBackBatch",
-    "TensorListPopBack",
-    "TensorListStack",
-    "TensorListGather",
-    "TensorListScatter",
-    "TensorListScatterV2",
-    "TensorListScatterIntoExistingList",
-    "TensorListConcat",
-    "TensorListConcatV2",
-    "TensorListConcatLists",
-    "TensorListSplit",
-    "TensorListLength",
-    "TensorListElementShape",
-    "TensorListResize",
+    *_list_ops.__all__,  # the twenty TensorList ops
 ]
 
 _WRITE, _READ = "TensorArrayWriteV3", "TensorArrayReadV3"
@@ -263,11 +246,8 @@ def TensorArrayV3(  # noqa: N802 - TF's op name
         uname = _registry.new_name(tensor_array_name or "TensorArrayV3")
         storage = Storage(uname, dt, n, es, dynamic_size, clear_after_read, identical_element_shapes)
         return TensorArrayV3Result(_registry.register(storage), np.float32(0.0))
-    except OpError as e:
-        _tag(e, "TensorArrayV3")
-        raise
-    except SystemError as e:
-        raise _unmask(e) from None
+    except (OpError, SystemError) as e:
+        raise op_error(e, "TensorArrayV3") from None
 
 
 def TensorArrayWriteV3(  # noqa: N802
@@ -327,15 +307,12 @@ def TensorArrayWriteV3(  # noqa: N802
     """
     try:
         flow = flow_in if type(flow_in) is np.float32 else _flow(flow_in, "TensorArrayWriteV3")
-        i = index if type(index) is int and -_INT32_LIMIT <= index < _INT32_LIMIT else _index(index, _WRITE)
+        i = index if type(index) is int and -INT32_LIMIT <= index < INT32_LIMIT else _index(index, _WRITE)
         st = handle._storage if type(handle) is _Handle else _registry.storage_of(handle, "TensorArrayWriteV3")
         # inlined common case (no call): an ndarray in native byte order is used as it is
         v = value if type(value) is np.ndarray and value.dtype.isnative else to_array(value, "value")
-    except OpError as e:
-        _tag(e, "TensorArrayWriteV3")
-        raise
-    except SystemError as e:
-        raise _unmask(e) from None
+    except (OpError, SystemError) as e:
+        raise op_error(e, "TensorArrayWriteV3") from None
     st.op_write(i, v)
     return flow
 
@@ -394,14 +371,11 @@ def TensorArrayReadV3(  # noqa: N802
     try:
         if type(flow_in) is not np.float32:
             _flow(flow_in, "TensorArrayReadV3")
-        i = index if type(index) is int and -_INT32_LIMIT <= index < _INT32_LIMIT else _index(index, _READ)
+        i = index if type(index) is int and -INT32_LIMIT <= index < INT32_LIMIT else _index(index, _READ)
         st = handle._storage if type(handle) is _Handle else _registry.storage_of(handle, "TensorArrayReadV3")
         dt = as_dtype(dtype)
-    except OpError as e:
-        _tag(e, "TensorArrayReadV3")
-        raise
-    except SystemError as e:
-        raise _unmask(e) from None
+    except (OpError, SystemError) as e:
+        raise op_error(e, "TensorArrayReadV3") from None
     return st.op_read(i, dt)
 
 
@@ -471,11 +445,8 @@ def TensorArrayGatherV3(  # noqa: N802
         check_input(indices, "TensorArrayGatherV3", "indices")
         dt = as_dtype(dtype)
         attr = as_partial(element_shape, "element_shape", attr=True)
-    except OpError as e:
-        _tag(e, "TensorArrayGatherV3")
-        raise
-    except SystemError as e:
-        raise _unmask(e) from None
+    except (OpError, SystemError) as e:
+        raise op_error(e, "TensorArrayGatherV3") from None
     return st.op_gather(indices, dt, attr)
 
 
@@ -536,11 +507,8 @@ def TensorArrayScatterV3(  # noqa: N802
         st = _registry.storage_of(handle, "TensorArrayScatterV3")
         check_input(indices, "TensorArrayScatterV3", "indices")
         v = to_array(value, "value")
-    except OpError as e:
-        _tag(e, "TensorArrayScatterV3")
-        raise
-    except SystemError as e:
-        raise _unmask(e) from None
+    except (OpError, SystemError) as e:
+        raise op_error(e, "TensorArrayScatterV3") from None
     st.op_scatter(indices, v)
     return flow
 
@@ -606,11 +574,8 @@ def TensorArrayConcatV3(  # noqa: N802
         st = _registry.storage_of(handle, "TensorArrayConcatV3")
         dt = as_dtype(dtype)
         except0 = as_partial(element_shape_except0, "element_shape_except0", attr=True)
-    except OpError as e:
-        _tag(e, "TensorArrayConcatV3")
-        raise
-    except SystemError as e:
-        raise _unmask(e) from None
+    except (OpError, SystemError) as e:
+        raise op_error(e, "TensorArrayConcatV3") from None
     return TensorArrayConcatV3Result(*st.op_concat(dt, except0))
 
 
@@ -672,11 +637,8 @@ def TensorArraySplitV3(  # noqa: N802
         st = _registry.storage_of(handle, "TensorArraySplitV3")
         check_input(lengths, "TensorArraySplitV3", "lengths")
         v = to_array(value, "value")
-    except OpError as e:
-        _tag(e, "TensorArraySplitV3")
-        raise
-    except SystemError as e:
-        raise _unmask(e) from None
+    except (OpError, SystemError) as e:
+        raise op_error(e, "TensorArraySplitV3") from None
     st.op_split(v, lengths)
     return flow
 
@@ -722,11 +684,8 @@ def TensorArraySizeV3(  # noqa: N802
     try:
         _flow(flow_in, "TensorArraySizeV3")
         st = _registry.storage_of(handle, "TensorArraySizeV3")
-    except OpError as e:
-        _tag(e, "TensorArraySizeV3")
-        raise
-    except SystemError as e:
-        raise _unmask(e) from None
+    except (OpError, SystemError) as e:
+        raise op_error(e, "TensorArraySizeV3") from None
     return st.op_size()
 
 
@@ -767,11 +726,8 @@ def TensorArrayCloseV3(handle: TensorArrayHandle, name: str | None = None) -> No
     """
     try:
         st = _registry.storage_of(handle, "TensorArrayCloseV3")
-    except OpError as e:
-        _tag(e, "TensorArrayCloseV3")
-        raise
-    except SystemError as e:
-        raise _unmask(e) from None
+    except (OpError, SystemError) as e:
+        raise op_error(e, "TensorArrayCloseV3") from None
     st.op_close()
 
 
@@ -880,11 +836,8 @@ def TensorArrayGradV3(  # noqa: N802
     """
     try:
         return TensorArrayGradV3Result(*_grad("TensorArrayGradV3", handle, flow_in, source, _NO_PREPEND))
-    except OpError as e:
-        _tag(e, "TensorArrayGradV3")
-        raise
-    except SystemError as e:
-        raise _unmask(e) from None
+    except (OpError, SystemError) as e:
+        raise op_error(e, "TensorArrayGradV3") from None
 
 
 def TensorArrayGradWithShape(  # noqa: N802
@@ -945,8 +898,5 @@ def TensorArrayGradWithShape(  # noqa: N802
     try:
         out = _grad("TensorArrayGradWithShape", handle, flow_in, source, shape_to_prepend)
         return TensorArrayGradWithShapeResult(*out)
-    except OpError as e:
-        _tag(e, "TensorArrayGradWithShape")
-        raise
-    except SystemError as e:
-        raise _unmask(e) from None
+    except (OpError, SystemError) as e:
+        raise op_error(e, "TensorArrayGradWithShape") from None

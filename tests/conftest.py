@@ -18,7 +18,8 @@ import numba
 import numpy as np
 import pytest
 
-from numba_ta import _config, _registry
+from numba_ta.core import config as _config
+from numba_ta.tensor_array import registry as _registry
 
 try:
     from hypothesis import HealthCheck, settings
@@ -72,7 +73,7 @@ def pytest_collection_modifyitems(config, items):
     if not numba.config.DISABLE_JIT:
         return
     quiet = pytest.mark.filterwarnings(
-        "ignore:(invalid value|overflow) encountered in scalar:RuntimeWarning:numba_ta._kernels"
+        "ignore:(invalid value|overflow) encountered in scalar:RuntimeWarning:numba_ta.core.kernels"
     )
     for item in items:
         mark = item.get_closest_marker("jit_only")

@@ -590,7 +590,7 @@ def test_out_of_memory_in_many_element_ops_is_tfs_error(mib):
 @pytest.mark.parametrize("kernel", ["py_gather", "py_concat", "py_scatter", "py_split"])
 def test_a_kernel_out_of_memory_in_its_work_arrays_is_tfs_error(monkeypatch, kernel):
     """A raw MemoryError from the engine's kernels (their int64 work arrays) becomes TF's OOM error."""
-    from numba_ta import _engine
+    from numba_ta.tensor_array import storage
 
     h, f = raw_ops.TensorArrayV3(size=3, dtype=np.float32, element_shape=[2], clear_after_read=False)
     f = raw_ops.TensorArrayScatterV3(handle=h, indices=[0, 1, 2], value=np.ones((3, 2), np.float32), flow_in=f)
@@ -599,7 +599,7 @@ def test_a_kernel_out_of_memory_in_its_work_arrays_is_tfs_error(monkeypatch, ker
     def no_memory(*args):
         raise MemoryError("Allocation failed (probably too large).")
 
-    monkeypatch.setattr(_engine, kernel, no_memory)
+    monkeypatch.setattr(storage, kernel, no_memory)  # storage calls the engine's entries by these names
     call = {
         "py_gather": lambda: raw_ops.TensorArrayGatherV3(handle=h, indices=[0, 1, 2], flow_in=f, dtype=np.float32),
         "py_concat": lambda: raw_ops.TensorArrayConcatV3(handle=h, flow_in=f, dtype=np.float32),
@@ -618,7 +618,7 @@ def test_a_kernel_out_of_memory_in_its_work_arrays_is_tfs_error(monkeypatch, ker
 
 @pytest.mark.parametrize("op", ["stack", "gather", "concat", "from_tensor"])
 def test_a_list_op_out_of_memory_in_its_work_arrays_is_tfs_error(monkeypatch, op):
-    from numba_ta import _tensor_list
+    from numba_ta.tensor_list import store as _tensor_list
 
     lst = raw_ops.TensorListFromTensor(tensor=np.ones((3, 2), np.float32), element_shape=-1)
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import numba_ta
-from numba_ta import _config
+from numba_ta.core import config as _config
 
 
 def test_num_threads_restores_even_on_error():

@@ -1,4 +1,4 @@
-"""The storage engine (``numba_ta._engine``) called as compiled code calls it, against the Python layer.
+"""The storage engine (``numba_ta.tensor_array.engine``, ``numba_ta.core``) called from compiled code, against Python.
 
 Differential: an engine state struct and a ``Storage`` start equal (same size, flags,
 element shape); a random program of writes, reads, gathers, scatters, concats and splits
@@ -20,70 +20,94 @@ import numba
 import numpy as np
 import pytest
 
-from numba_ta import _engine as E
-from numba_ta._storage import Storage
+from numba_ta.core.shapes import shape_array
+from numba_ta.core.state import (
+    CAP,
+    CAR,
+    CLOSED,
+    DISALLOWED,
+    DTYPE,
+    DTYPES,
+    DYN,
+    ES_KNOWN,
+    FASTSID,
+    FIELDS,
+    IDENT,
+    ISGRAD,
+    LAYOUT,
+    MARKED,
+    NO_BUFFER,
+    NSHAPES,
+    SIZE,
+    fields_of,
+    header,
+    new_state,
+)
+from numba_ta.core.status import K7, error_of, raise_status
 from numba_ta.errors import InvalidArgumentError, OpError
+from numba_ta.tensor_array.engine import close, concat, copy_shapes, gather, read, scatter, split, write
+from numba_ta.tensor_array.storage import Storage
 
 
 # --------------------------------------------------------------------------- the engine, called as compiled code does
 # (each returns a status; the wrappers raise its exception, as the methods compiled into users' code do)
 @numba.njit
 def e_write(s, i, v, numeric):
-    st = E.write(s, i, np.ascontiguousarray(v).reshape(-1).view(np.uint8), E.shape_array(v.shape), numeric)
+    st = write(s, i, np.ascontiguousarray(v).reshape(-1).view(np.uint8), shape_array(v.shape), numeric)
     if st:
-        E.raise_status(s, st)
+        raise_status(s, st)
 
 
 @numba.njit
 def e_read(s, i):
-    st, flat, shape = E.read(s, i, -1)
+    st, flat, shape = read(s, i, -1)
     if st:
-        E.raise_status(s, st)
+        raise_status(s, st)
     return flat, shape
 
 
 @numba.njit
 def e_gather(s, idx, attr, known):
-    st, flat, shape = E.gather(s, idx, attr, known, -1)
+    st, flat, shape = gather(s, idx, attr, known, -1)
     if st:
-        E.raise_status(s, st)
+        raise_status(s, st)
     return flat, shape
 
 
 @numba.njit
 def e_concat(s, attr, known):
-    st, flat, shape, lengths = E.concat(s, attr, known, -1)
+    st, flat, shape, lengths = concat(s, attr, known, -1)
     if st:
-        E.raise_status(s, st)
+        raise_status(s, st)
     return flat, shape, lengths
 
 
 @numba.njit
 def e_scatter(s, idx, v, numeric):
     flat = np.ascontiguousarray(v).reshape(-1).view(np.uint8)
-    st = E.scatter(s, idx, flat, v.shape[0], E.shape_array(v.shape[1:]), numeric)
+    st = scatter(s, idx, flat, v.shape[0], shape_array(v.shape[1:]), numeric)
     if st:
-        E.raise_status(s, st)
+        raise_status(s, st)
 
 
 @numba.njit
 def e_split(s, v, lengths, numeric):
-    st = E.split(s, np.ascontiguousarray(v).reshape(-1).view(np.uint8), lengths, E.shape_array(v.shape), numeric, False)
+    st = split(s, np.ascontiguousarray(v).reshape(-1).view(np.uint8), lengths, shape_array(v.shape), numeric, False)
     if st:
-        E.raise_status(s, st)
+        raise_status(s, st)
 
 
 def new_engine(name, dtype, size, es, dyn, car, ident, grad):
     """A fresh engine state with the flags of ``Storage(name, dtype, size, es, dyn, car, ident, grad)``."""
-    h = E.header(dtype)
-    h[E.SIZE] = h[E.CAP] = size
-    h[E.LAYOUT] = E._NONE
-    h[E.DYN], h[E.CAR], h[E.IDENT], h[E.ISGRAD] = dyn, car, ident, grad
-    h[E.FASTSID] = -1
-    h[E.ES_KNOWN] = es is not None
-    h[E.MARKED] = -1
+    h = header(dtype)
+    h[SIZE] = h[CAP] = size
+    h[LAYOUT] = NO_BUFFER
+    h[DYN], h[CAR], h[IDENT], h[ISGRAD] = dyn, car, ident, grad
+    h[FASTSID] = -1
+    h[ES_KNOWN] = es is not None
+    h[MARKED] = -1
     es_arr = np.array([-1 if d is None else d for d in es or ()], dtype=np.int64)
-    return E.new_state(
+    return new_state(
         np.empty(0, np.uint8), np.zeros(size, np.uint8), np.zeros(size, np.int32), np.zeros(size, np.int64), h,
         np.zeros(0, np.int64), np.zeros(1, np.int64), np.zeros(0, np.int64), es_arr, np.zeros(0, np.int64), name,
     )  # fmt: skip
@@ -93,7 +117,7 @@ class Fields:
     """The fields of a state struct, as attributes."""
 
     def __init__(self, s):
-        for name, value in zip(E.FIELDS, E.fields_of(s), strict=True):
+        for name, value in zip(FIELDS, fields_of(s), strict=True):
             setattr(self, name, value)
 
 
@@ -119,16 +143,16 @@ def engine_state(s):
     """The engine's full state, as :func:`storage_state` reports a ``Storage``'s."""
     s = Fields(s)
     h = s.hdr
-    n = int(h[E.SIZE])
+    n = int(h[SIZE])
     starts, dims = s.starts, s.dims
 
     def shape_of(i):
         sid = int(s.shape_id[i])
         return tuple(int(d) for d in dims[starts[sid] : starts[sid + 1]])
 
-    data = s.data.view(E.DTYPES[h[E.DTYPE]])  # the items' bytes
-    es = tuple(None if d < 0 else int(d) for d in s.es) if h[E.ES_KNOWN] else None
-    return n, _elements(n, s.state, shape_of, s.offsets, data), es, bool(h[E.DISALLOWED]), int(h[E.MARKED])
+    data = s.data.view(DTYPES[h[DTYPE]])  # the items' bytes
+    es = tuple(None if d < 0 else int(d) for d in s.es) if h[ES_KNOWN] else None
+    return n, _elements(n, s.state, shape_of, s.offsets, data), es, bool(h[DISALLOWED]), int(h[MARKED])
 
 
 def storage_state(st):
@@ -280,7 +304,7 @@ def test_failed_ops_intern_nothing():
     """A gather, concat or split that fails interns no shape (they plan, and intern at the commit)."""
     s = new_engine("arr", np.float64, 3, (4,), False, False, False, False)
     e_write(s, 0, np.ones(4), 1)
-    n = int(Fields(s).hdr[E.NSHAPES])
+    n = int(Fields(s).hdr[NSHAPES])
     for fn in (
         lambda: e_gather(s, np.array([1, 5]), np.zeros(0, np.int64), False),  # index 5 out of range
         lambda: e_concat(s, np.zeros(0, np.int64), False),  # element 1 unwritten... reads zeros, then 2
@@ -291,7 +315,7 @@ def test_failed_ops_intern_nothing():
         except OpError:
             pass
     # the concat succeeds (soft zeros of [4]): nothing new is interned by the failures
-    assert int(Fields(s).hdr[E.NSHAPES]) == n
+    assert int(Fields(s).hdr[NSHAPES]) == n
 
 
 def test_mixed_ranks_and_the_rank_check():
@@ -303,9 +327,9 @@ def test_mixed_ranks_and_the_rank_check():
 
     @numba.njit
     def read_rank1(s, i):
-        st, flat, shape = E.read(s, i, 1)
+        st, flat, shape = read(s, i, 1)
         if st:
-            E.raise_status(s, st)
+            raise_status(s, st)
         return flat, shape
 
     with pytest.raises(NotImplementedError, match="element 1 has rank 2"):
@@ -339,7 +363,7 @@ def test_huge_results_fail_as_storage_does(es, op):
         pair = (lambda: st.concat(None)), (lambda: e_concat(s, *none))
     expected, got = run(pair[0]), run(pair[1])
     assert expected[0] == "error" and expected == got, (expected, got)
-    assert engine_state(s)[1] == [(0, None, None)] * 2 and int(Fields(s).hdr[E.NSHAPES]) == 0
+    assert engine_state(s)[1] == [(0, None, None)] * 2 and int(Fields(s).hdr[NSHAPES]) == 0
 
 
 def test_split_lengths_past_int64_fail_as_storage_does():
@@ -364,14 +388,14 @@ def test_split_dtype_error_comes_after_the_size_check():
 
     @numba.njit
     def e_split_k7(s, v, lengths):
-        return E.split(s, v, lengths, E.shape_array(v.shape), 1, True)
+        return split(s, v, lengths, shape_array(v.shape), 1, True)
 
     def split_k7(s, v, lengths):
         st = e_split_k7(s, v, lengths)
-        if st == E._K7:
+        if st == K7:
             raise InvalidArgumentError("K7 text")
         if st:
-            raise E.error_of(s)
+            raise error_of(s)
 
     st = Storage("arr", np.float32, 2, None)
     expected = run(lambda: st.split(np.ones(3, np.float32), np.array([1, 1, 1]), None))  # P5 before the dtype check
@@ -382,14 +406,14 @@ def test_split_dtype_error_comes_after_the_size_check():
 
 @numba.njit
 def e_close(s):
-    E.close(s)
+    close(s)
 
 
 @numba.njit
 def e_copy_shapes(g, f, prepend):
-    st = E.copy_shapes(g, f, prepend)
+    st = copy_shapes(g, f, prepend)
     if st:
-        E.raise_status(f, st)
+        raise_status(f, st)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -405,7 +429,7 @@ def test_gradient_arrays_and_close_match_storage(seed, prepend):
             assert same_result(run(on_storage(st, kind, args)), run(on_engine(s, kind, args, 1, np.float64)))
     gst = Storage.gradient_of(st, "arr@g", None, prepend)
     g = new_engine("arr@g", np.float64, st.size, None, False, True, False, True)
-    Fields(g).hdr[E.MARKED] = st.marked_size  # a gradient array has its forward array's marked size (TF)
+    Fields(g).hdr[MARKED] = st.marked_size  # a gradient array has its forward array's marked size (TF)
     e_copy_shapes(g, s, np.array(prepend, np.int64))
     assert same_state(storage_state(gst), engine_state(g))
     for step in range(30):
@@ -420,7 +444,7 @@ def test_gradient_arrays_and_close_match_storage(seed, prepend):
     gst.close()
     e_close(g)
     assert same_state(storage_state(gst), engine_state(g))
-    assert bool(Fields(g).hdr[E.CLOSED]) and gst.closed
+    assert bool(Fields(g).hdr[CLOSED]) and gst.closed
     assert run(lambda: gst.read(0)) == run(lambda: e_read(g, 0))
 
 

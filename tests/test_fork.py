@@ -3,7 +3,7 @@
 * :func:`test_fork_while_locks_are_held`: a thread holds an array's lock, a gradient
   array's lock and the registry lock while the main thread calls ``os.fork()``.  The child
   must create, write, read, stack and close an array of its own, and write to and read the
-  held arrays (without the at-fork handler of ``numba_ta._registry`` it blocks forever on
+  held arrays (without the at-fork handler of ``numba_ta.tensor_array.registry`` it blocks forever on
   the first of those locks).
 * :func:`test_fork_while_threads_use_arrays`: the same under contention, not staged: three
   threads create, fill and close arrays and read a shared one while the main thread forks
@@ -41,7 +41,8 @@ import numpy as np
 import pytest
 
 import numba_ta
-from numba_ta import _registry, cli, raw_ops
+from numba_ta import cli, raw_ops
+from numba_ta.tensor_array import registry as _registry
 from tests.helpers import fork_worker
 
 pytestmark = pytest.mark.skipif(

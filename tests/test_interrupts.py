@@ -10,9 +10,9 @@ result computed from elements that the op already cleared.  Two methods check it
 
 1. Deterministic interruption (:func:`run_harness`).  The op runs under :func:`sys.settrace`; the
    tracer counts the events of frames whose code lives in numba_ta's package (``'call'``,
-   ``'line'`` and ``'return'`` events; ``numba_ta/_kernels.py`` and ``numba_ta/_engine.py`` are
-   excluded, compiled kernels and engine ops have no frames, and numba's own frames are never
-   traced) and raises ``KeyboardInterrupt`` at the
+   ``'line'`` and ``'return'`` events; the compiled modules named in ``COMPILED`` of
+   ``tests/helpers/interrupts.py`` are excluded, compiled kernels and engine ops have no frames,
+   and numba's own frames are never traced) and raises ``KeyboardInterrupt`` at the
    k-th one, for k = 1, 2, ... until the op runs through without being interrupted.  After each
    interrupted run:
 
@@ -80,12 +80,10 @@ result computed from elements that the op already cleared.  Two methods check it
 
 from __future__ import annotations
 
-import dis
 import faulthandler
 import functools
 import gc
 import json
-import linecache
 import math
 import os
 import random
@@ -100,16 +98,16 @@ import traceback
 import numpy as np
 import pytest
 
-import numba_ta
-from numba_ta import TensorArray, _registry, raw_ops
-from numba_ta._engine import SIZE
+from numba_ta import TensorArray, raw_ops
+from numba_ta.core.state import SIZE
 from numba_ta.errors import OpError
+from numba_ta.tensor_array import registry as _registry
+from tests.helpers.interrupts import Interrupter, in_numba_ta
+from tests.helpers.interrupts import chain as _chain
+from tests.helpers.interrupts import drop as _drop
 from tests.helpers.storage_view import C, D, R, W, valid_bits
 
 F0 = np.float32(0.0)
-PKG_DIR = os.path.dirname(os.path.abspath(numba_ta.__file__)) + os.sep
-KERNELS_FILE = os.path.join(PKG_DIR, "_kernels.py")
-ENGINE_FILE = os.path.join(PKG_DIR, "_engine.py")  # the engine's ops are compiled: no frames either
 THIS_FILE = os.path.abspath(__file__)
 
 
@@ -250,147 +248,7 @@ def _short(v):
 
 
 # ======================================================================================
-# Interruption by a tracing function
-
-
-def in_numba_ta(code):
-    fn = code.co_filename
-    return fn.startswith(PKG_DIR) and fn not in (KERNELS_FILE, ENGINE_FILE)
-
-
-@functools.cache
-def _exception_table(code):
-    try:
-        return tuple(dis._parse_exception_table(code))  # CPython >= 3.11
-    except Exception:  # noqa: BLE001 - older CPython: no table, no protected regions to follow
-        return ()
-
-
-def _handler(code, offset):
-    """Target of the exception-table entry covering instruction ``offset`` (None: unprotected)."""
-    if offset is None:
-        return None
-    for e in _exception_table(code):
-        if e.start <= offset < e.end:
-            return e.target
-    return None
-
-
-@functools.cache
-def _code_info(code):
-    """(offsets of exception-handler targets, offsets of call instructions) of ``code``."""
-    targets = frozenset(e.target for e in _exception_table(code))
-    calls = frozenset(i.offset for i in dis.get_instructions(code) if i.opname.startswith("CALL"))
-    return targets, calls
-
-
-def _signal_can_land(code, prev, cur):
-    """Whether raising before instruction ``cur`` (``prev`` ran just before) is a point a signal could hit.
-
-    Not when ``prev`` was inside a protected region and ``cur`` is outside it (or in another):
-    a signal handler run there runs at ``prev``, inside the region (module docstring).
-    """
-    h = _handler(code, prev)
-    return h is None or h == _handler(code, cur)
-
-
-def _holds(v, want):
-    if isinstance(v, np.ndarray):
-        return v.dtype == want.dtype and v.shape == want.shape and v.tobytes() == want.tobytes()
-    if isinstance(v, tuple):
-        return any(_holds(x, want) for x in v)
-    return False
-
-
-class Interrupter:
-    """A tracing function raising ``KeyboardInterrupt`` at the ``k``-th eligible event (k=0: never)."""
-
-    def __init__(self, k, traced=in_numba_ta, want=None):
-        self.k = k
-        self.traced = traced
-        self.want = want
-        self.count = 0
-        self.where = None
-        self.in_hand = None
-
-    def global_trace(self, frame, event, arg):
-        code = frame.f_code
-        if not self.traced(code):
-            return None
-        frame.f_trace_opcodes = True
-        targets, calls = _code_info(code)
-        prev = [None]
-        unwinding = [False]  # jumped into a handler by an exception, no call since: no signal can land
-        self._event(frame, "call", arg)
-
-        def local(frame, event, arg):
-            if event == "opcode":
-                cur = frame.f_lasti
-                if cur in targets and _handler(code, prev[0]) == cur:
-                    unwinding[0] = True
-                elif prev[0] in calls:
-                    unwinding[0] = False  # CPython checks for pending signals after a call
-                prev[0] = cur
-                return local
-            if event == "line" and (unwinding[0] or not _signal_can_land(code, prev[0], frame.f_lasti)):
-                return local
-            if event in ("line", "return"):
-                self._event(frame, event, arg)
-            return local
-
-        return local
-
-    def _event(self, frame, event, arg):
-        self.count += 1
-        if self.count != self.k:
-            return
-        self.where = _where(frame, event)
-        if self.want is not None:
-            self.in_hand = (event == "return" and _holds(arg, self.want)) or _result_in_frames(
-                frame, self.want, self.traced
-            )
-        raise KeyboardInterrupt(f"interrupt #{self.k} at {self.where}")
-
-    def run(self, fn):
-        old = sys.gettrace()
-        sys.settrace(self.global_trace)
-        try:
-            return fn()
-        finally:
-            sys.settrace(old)
-
-
-def _where(frame, event):
-    fn = frame.f_code.co_filename
-    rel = os.path.relpath(fn, os.path.dirname(PKG_DIR.rstrip(os.sep)))
-    line = linecache.getline(fn, frame.f_lineno).strip()
-    return f"{rel}:{frame.f_lineno} ({event}) {line[:90]}"
-
-
-def _result_in_frames(frame, want, traced):
-    f = frame
-    while f is not None and traced(f.f_code):
-        for v in list(f.f_locals.values()):
-            if _holds(v, want):
-                return True
-        f = f.f_back
-    return False
-
-
-def _drop(exc):
-    """Free the frames an exception holds (they keep arrays and buffers alive)."""
-    if exc is not None and exc.__traceback__ is not None:
-        traceback.clear_frames(exc.__traceback__)
-        exc.__traceback__ = None
-
-
-def _chain(exc):
-    out, seen = [], set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        out.append(exc)
-        exc = exc.__cause__ or exc.__context__
-    return out
+# Interruption by a tracing function: tests/helpers/interrupts.py (shared with the TensorList test)
 
 
 # ======================================================================================

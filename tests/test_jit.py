@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 
 import numba_ta
-from numba_ta import _jit
 from numba_ta.errors import OpError
+from numba_ta.jit import extension as _jit
 from tests.helpers.jit_ops import JIT, j_gather, j_read, j_size, j_stack, j_write
 from tests.helpers.storage_view import nt_state, same_snapshot
 
@@ -36,8 +36,6 @@ def py_op(name, ta, *args):
     if name == "concat":
         return ta.concat()
     return getattr(ta, name)(*args)
-
-
 
 
 def outcome(fn, *args):
@@ -332,7 +330,7 @@ def test_creation_needs_an_element_shape_of_known_rank_and_no_handle():
 def test_array_created_and_dropped_in_compiled_code_leaves_nothing_behind():
     import gc
 
-    from numba_ta import _registry
+    from numba_ta.tensor_array import registry as _registry
 
     @numba.njit
     def dropped(n):
@@ -352,7 +350,7 @@ def test_array_created_and_dropped_in_compiled_code_leaves_nothing_behind():
 
 @pytest.mark.jit_only("the argument cleanup of a compiled call")
 def test_interrupt_while_leaving_a_compiled_call_leaves_the_array_done(monkeypatch):
-    from numba_ta import _jit
+    from numba_ta.jit import extension as _jit
 
     @numba.njit
     def grow(ta, rows):

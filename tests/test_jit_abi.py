@@ -1,4 +1,4 @@
-"""Users' compiled functions call the engine's entries by symbol (``numba_ta._abi``), not compiled into them.
+"""Users' compiled functions call the engine's entries by symbol (``numba_ta.jit.abi``), not compiled into them.
 
 Checks that a user function's code declares the versioned entry symbols and holds none of the
 engine's bodies; that a ``cache=True`` user function loads from Numba's cache in a new process
@@ -24,8 +24,8 @@ import numpy as np
 import pytest
 
 import numba_ta
-from numba_ta import _abi
 from numba_ta.errors import OpError
+from numba_ta.jit import abi as _abi
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -65,7 +65,7 @@ def test_registration_is_idempotent():
 def test_entry_signatures_are_those_of_their_abi_version():
     """Changing an entry's signature needs a new ABI version (and this table with it)."""
     got = {op: (name, [str(a) for a in args], str(ret)) for op, (name, args, ret) in _abi.ENTRIES.items()}
-    st = str(numba_ta._engine.state_type())
+    st = str(numba_ta.core.state.state_type())
     u8, i64 = "array(uint8, 1d, C)", "array(int64, 1d, C)"
     shaped = f"Tuple({u8}, {i64})"
     assert _abi.ABI == "v1"
@@ -111,15 +111,15 @@ def _run(code, env=None):
 def test_import_registers_nothing_and_disabled_jit_registers_nothing():
     out = _run(
         """
-        import numba_ta, numba_ta._jit
-        from numba_ta import _abi
+        import numba_ta, numba_ta.jit.extension
+        from numba_ta.jit import abi as _abi
         print(len(_abi.registered()))
         """
     )
     assert out.split() == ["0"]
     out = _run(
         """
-        from numba_ta import _abi
+        from numba_ta.jit import abi as _abi
         _abi.register("write")
         print(len(_abi.registered()))
         """,
@@ -150,7 +150,7 @@ def passed_in(ta):
 
 RUN_USER = """
 import json
-from numba_ta import _abi
+from numba_ta.jit import abi as _abi
 if {stale}:
     _abi.ABI_KEY = "stale-for-test"  # as if the cache had been written by a numba_ta with other entries
 import numpy as np

@@ -8,12 +8,18 @@ import numba
 import numpy as np
 import pytest
 
-from numba_ta import _cache, _kernels, _storage
-from numba_ta import _engine as E
+from numba_ta.core import cache as _cache
+from numba_ta.core import kernels as _kernels
+from numba_ta.core import state
+from numba_ta.jit import entries
+from numba_ta.tensor_array import engine
+from numba_ta.tensor_array import storage as _storage
+from numba_ta.tensor_array.engine import _repeat_keys
+from numba_ta.tensor_list import listengine
 
 DISPATCHERS = {  # the kernels and the engine's entries for the Python layer
     name: obj
-    for module in (_kernels, E)
+    for module in (_kernels, state, engine, listengine, entries)
     for name, obj in vars(module).items()
     if isinstance(obj, numba.core.registry.CPUDispatcher)
 }
@@ -47,9 +53,9 @@ def test_gather_segments(rng, dtype, suffix):
     sizes = np.array([5, 3, 0, 4, 5], dtype=np.int64)
     outo = _storage._exclusive_cumsum(sizes)
     out = np.full(int(sizes.sum()), 3, dtype=dtype)
-    py_gather = getattr(_kernels._gather_segments, "py_func", _kernels._gather_segments)  # without the JIT
+    py_gather = getattr(_kernels.gather_segments, "py_func", _kernels.gather_segments)  # without the JIT
     expect = py_gather(data, src, sizes, outo, out.copy())
-    getattr(_kernels, "_gather_segments" + suffix)(data, src, sizes, outo, out)
+    getattr(_kernels, "gather_segments" + suffix)(data, src, sizes, outo, out)
     np.testing.assert_array_equal(out, expect)
     np.testing.assert_array_equal(out[:5], data[30:35])
     np.testing.assert_array_equal(out[5:8], 0)
@@ -63,12 +69,12 @@ def test_segments_roundtrip(rng, suffix):
     srco = _storage._exclusive_cumsum(sizes)
     data = np.zeros(20)
     dst = np.array([10, 0, 4, 17], dtype=np.int64)
-    getattr(_kernels, "_write_segments" + suffix)(data, dst, src, srco, sizes)
+    getattr(_kernels, "write_segments" + suffix)(data, dst, src, srco, sizes)
     out = np.empty(src.size)
-    getattr(_kernels, "_gather_segments" + suffix)(data, dst, sizes, srco, out)
+    getattr(_kernels, "gather_segments" + suffix)(data, dst, sizes, srco, out)
     np.testing.assert_array_equal(out, src)
     zero = np.array([-1, 0, 4, 17], dtype=np.int64)
-    getattr(_kernels, "_gather_segments" + suffix)(data, zero, sizes, srco, out)
+    getattr(_kernels, "gather_segments" + suffix)(data, zero, sizes, srco, out)
     np.testing.assert_array_equal(out[:2], 0)
 
 
@@ -86,7 +92,7 @@ def test_repeats_match_np_unique(rng, span):
             want = want[:0]
         mask = np.zeros(m, dtype=bool)
         if m:
-            keys, seen = E._repeat_keys(idx.astype(np.int64))
+            keys, seen = _repeat_keys(idx.astype(np.int64))
             assert keys.min() >= 0 and keys.max() < seen.size and not seen.any()
             for k in range(m):  # how the engine's checks mark repeats with the keys
                 mask[k] = seen[keys[k]] != 0
@@ -123,7 +129,7 @@ def _fresh_function(name, namespace=None):
 
 @pytest.mark.skipif(numba.config.DISABLE_JIT, reason="NUMBA_DISABLE_JIT=1: no dispatchers")
 def test_every_kernel_is_decorated_by_the_helper():
-    """Every dispatcher of the modules went through ``_kernel`` (the one place of the decorator policy)."""
+    """Every dispatcher of the modules went through ``kernel`` (the one place of the decorator policy)."""
     assert set(DISPATCHERS) == set(_kernels._KERNELS)
 
 
@@ -135,8 +141,8 @@ def test_kernel_without_cache_locator_compiles_uncached_and_warns_once(monkeypat
     with pytest.raises(RuntimeError, match="no locator available"):
         numba.njit(cache=True)(_fresh_function("plain"))  # what the helper guards against
     with pytest.warns(_kernels.KernelCacheWarning, match="NUMBA_CACHE_DIR") as record:
-        serial = _kernels._kernel()(_fresh_function("serial"))
-        par = _kernels._kernel(parallel=True)(_fresh_function("par"))
+        serial = _kernels.kernel()(_fresh_function("serial"))
+        par = _kernels.kernel(parallel=True)(_fresh_function("par"))
     assert len(record) == 1
     assert issubclass(_kernels.KernelCacheWarning, RuntimeWarning)
     assert serial(1) == 2 and par(2) == 3
@@ -151,7 +157,7 @@ def test_kernel_without_cache_locator_compiles_uncached_and_warns_once(monkeypat
 _SHIPPED_PROBE = """
 import sys
 from pathlib import Path
-from numba_ta import _cache
+from numba_ta.core import cache as _cache
 _cache.SHIPPED_DIR = Path(sys.argv[1])  # as installed: the package's own folder
 if sys.argv[2] != "same":
     _cache._stamp = "other sources or options"
@@ -164,13 +170,13 @@ print("hits", sum(stats.cache_hits.values()), "misses", sum(stats.cache_misses.v
 
 @pytest.mark.skipif(numba.config.DISABLE_JIT, reason="NUMBA_DISABLE_JIT=1: nothing is cached")
 def test_code_compiled_into_the_shipped_folder_is_loaded_not_compiled(tmp_path):
-    """What ``python -m numba_ta._precompile`` compiles is loaded from the package's folder, if the sources match.
+    """What ``python -m numba_ta.core.precompile`` compiles is loaded from the package's folder, if the sources match.
 
     Each step is a fresh process with its own empty ``NUMBA_CACHE_DIR``: the build (saving into
     the folder only), a process that loads it, and one whose sources differ (compiling).
     """
     (tmp_path / "shipped_mod.py").write_text(
-        "from numba_ta import _kernels\n\n\n@_kernels._kernel()\ndef shipped(x):\n    return x + 1\n"
+        "from numba_ta.core import kernels\n\n\n@kernels.kernel()\ndef shipped(x):\n    return x + 1\n"
     )
     built = tmp_path / "built"
 
@@ -213,7 +219,7 @@ def test_kernel_helper_lets_other_errors_through(monkeypatch):
     monkeypatch.setattr(_kernels, "njit", broken_njit)
     monkeypatch.setattr(_kernels, "_KERNELS", [])
     with pytest.raises(RuntimeError, match="some other numba failure"):
-        _kernels._kernel()(_fresh_function("f"))
+        _kernels.kernel()(_fresh_function("f"))
 
 
 _FIRST_OP = """

@@ -1,4 +1,4 @@
-"""The gradient rules of the TensorList ops (``numba_ta._list_grads``) against TensorFlow.
+"""The gradient rules of the TensorList ops (``numba_ta.tensor_list.grads``) against TensorFlow.
 
 Three kinds of tests:
 
@@ -28,9 +28,9 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import numba_ta  # noqa: E402
-from numba_ta import _list_grads as G  # noqa: E402
 from numba_ta import errors, gradients  # noqa: E402
 from numba_ta import raw_ops as nb_ops  # noqa: E402
+from numba_ta.tensor_list import grads as G
 
 try:
     import tensorflow as tf

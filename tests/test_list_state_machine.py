@@ -18,7 +18,7 @@ Checked after every op:
 
 * a result (values with dtype and shape, lengths, element shapes, inner lists, the
   variant zero) equals the reference's; an error has the reference's class and text
-  (the ``L``/``NT-tl`` codes of ``numba_ta._messages``);
+  (the ``L``/``NT-tl`` codes of ``numba_ta.tf.messages``);
 * the invariant: EVERY live handle still holds exactly its reference value (dtype,
   element shape, ``max_num_elements``, length, which elements are set, their values),
   read without changing numba_ta's storage (:func:`peek`: a stale version is rebuilt on
@@ -64,14 +64,15 @@ from hypothesis.stateful import (  # noqa: E402
 )
 
 import numba_ta  # noqa: E402
-from numba_ta import _config, _tensor_list, gradients, raw_ops  # noqa: E402
-from numba_ta._tensor_list import _UNSET, TensorListHandle, VariantZero  # noqa: E402
+from numba_ta import gradients, raw_ops  # noqa: E402
+from numba_ta.core import config as _config  # noqa: E402
 from numba_ta.errors import OpError  # noqa: E402
+from numba_ta.tensor_list.store import _UNSET, TensorListHandle, VariantZero  # noqa: E402
 from tests.helpers import list_reference as ref  # noqa: E402
 from tests.helpers.list_reference import VARIANT, VZ, RefError, RefList  # noqa: E402
 
 STEPS = int(os.environ.get("NUMBA_TA_LIST_MACHINE_STEPS", "30"))
-MEMORY_POLICIES = [(_tensor_list.DENSE_SLACK_BYTES, _tensor_list.DENSE_FACTOR), (0, 2), (0, 0)]
+MEMORY_POLICIES = [(_config.DENSE_SLACK_BYTES, _config.DENSE_FACTOR), (0, 2), (0, 0)]
 DTYPES = [np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.bool_), VARIANT]
 NUMERIC = DTYPES[:3]
 SHAPES = [(), (2,), (0,), (3,), (1, 2), (2, 1)]
@@ -277,11 +278,11 @@ class ListMachine(RuleBasedStateMachine):
         super().__init__()
         self.slots = []  # the live slots (the bundle's, minus the dropped ones)
         self.n = 0
-        self.saved = (_config.PARALLEL_MIN_ELEMENTS, _tensor_list.DENSE_SLACK_BYTES, _tensor_list.DENSE_FACTOR)
+        self.saved = (_config.PARALLEL_MIN_ELEMENTS, _config.DENSE_SLACK_BYTES, _config.DENSE_FACTOR)
         COUNTS["examples"] += 1
 
     def teardown(self):
-        _config.PARALLEL_MIN_ELEMENTS, _tensor_list.DENSE_SLACK_BYTES, _tensor_list.DENSE_FACTOR = self.saved
+        _config.PARALLEL_MIN_ELEMENTS, _config.DENSE_SLACK_BYTES, _config.DENSE_FACTOR = self.saved
 
     # -- plumbing ------------------------------------------------------------------------
     def slot(self, nt, value):
@@ -396,7 +397,7 @@ class ListMachine(RuleBasedStateMachine):
     @initialize(parallel=st.booleans(), policy=st.sampled_from(MEMORY_POLICIES))
     def kernels(self, parallel, policy):
         _config.PARALLEL_MIN_ELEMENTS = 0 if parallel else 1 << 62
-        _tensor_list.DENSE_SLACK_BYTES, _tensor_list.DENSE_FACTOR = policy
+        _config.DENSE_SLACK_BYTES, _config.DENSE_FACTOR = policy
 
     @rule(target=lists, data=st.data())
     def create(self, data):

@@ -8,7 +8,7 @@
   (checked with a weakref on ``handle._storage`` while the cyclic GC is disabled), also
   when the last op on them raised, also for gradient arrays and ``TensorArray`` objects.
 * ``close`` frees the storage at once (``_storage.data is None``, no metadata left).
-* ``numba_ta._registry.live_arrays()`` lists exactly the arrays still alive.
+* ``numba_ta.tensor_array.registry.live_arrays()`` lists exactly the arrays still alive.
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ import weakref
 import numpy as np
 import pytest
 
-from numba_ta import TensorArray, _registry, raw_ops
+from numba_ta import TensorArray, raw_ops
 from numba_ta.errors import OpError
+from numba_ta.tensor_array import registry as _registry
 
 N_ARRAYS = 100_000
 WARMUP = 10_000

@@ -19,7 +19,9 @@ import numpy as np
 import pytest
 
 import numba_ta
-from numba_ta import _storage, raw_ops
+from numba_ta import raw_ops
+from numba_ta.core import config as _config
+from numba_ta.core.state import DENSE, RAGGED
 
 META_PER_SLOT = 13  # bytes of metadata per slot (uint8 + int32 + int64)
 SLOT_BUDGET = 16  # bytes per slot allowed in the budget of the targets
@@ -111,7 +113,7 @@ def test_reverse_writes_of_large_elements(monkeypatch):
     2,000 elements of 16 KiB (31 MiB, more than the dense layout's slack, made 4 MiB here) written
     in reverse: the first write is at the end of the array, where a dense buffer needs every row.
     """
-    monkeypatch.setattr(_storage, "DENSE_SLACK_BYTES", 4 << 20)
+    monkeypatch.setattr(_config, "DENSE_SLACK_BYTES", 4 << 20)
     n, width = 2000, 4096
     values = np.random.default_rng(0).standard_normal((n, width)).astype(np.float32)
 
@@ -126,7 +128,7 @@ def test_reverse_writes_of_large_elements(monkeypatch):
     peak = peak_bytes(run, n, values)
     assert peak < 2 * written + SLOT_BUDGET * n + 2**20, (peak, written)
     h = run(n, values)
-    assert h._storage.layout == _storage._RAGGED
+    assert h._storage.layout == RAGGED
     np.testing.assert_array_equal(raw_ops.TensorArrayGatherV3(handle=h, indices=np.arange(n), flow_in=0.0,
                                                               dtype=np.float32), values)  # fmt: skip
 
@@ -146,7 +148,7 @@ def test_dense_growth_stays_within_three_times_the_data():
     peak = peak_bytes(run, n, values)
     assert peak < 3 * values.nbytes + 2 * SLOT_BUDGET * n + 2**20, (peak, values.nbytes)
     ta = run(n, values)
-    assert ta.handle._storage.layout == _storage._DENSE  # dense writes keep the dense layout
+    assert ta.handle._storage.layout == DENSE  # dense writes keep the dense layout
     np.testing.assert_array_equal(ta.stack(), values)
 
 
@@ -157,7 +159,7 @@ def test_dense_writes_keep_one_contiguous_buffer():
     for i in np.random.default_rng(1).permutation(100):
         ta = ta.write(int(i), rows[i])
     s = ta.handle._storage
-    assert s.layout == _storage._DENSE and s.data.size == 100 * 64
+    assert s.layout == DENSE and s.data.size == 100 * 64
     view = raw_ops.TensorArrayGatherV3(handle=ta.handle, indices=np.arange(100), flow_in=ta.flow, dtype=np.float32)
     np.testing.assert_array_equal(view, rows)
 
@@ -179,8 +181,8 @@ def test_unpickled_sparse_array_takes_its_data_only():
 @pytest.mark.parametrize("policy", [(0, 2), (0, 0)])
 def test_tight_policies_give_the_same_results(monkeypatch, policy):
     """With no slack (sparse writes turn ragged) or no dense layout at all, the ops still agree."""
-    monkeypatch.setattr(_storage, "DENSE_SLACK_BYTES", policy[0])
-    monkeypatch.setattr(_storage, "DENSE_FACTOR", policy[1])
+    monkeypatch.setattr(_config, "DENSE_SLACK_BYTES", policy[0])
+    monkeypatch.setattr(_config, "DENSE_FACTOR", policy[1])
     rows = np.arange(40, dtype=np.float64).reshape(10, 4)
     ta = numba_ta.TensorArray(np.float64, size=0, dynamic_size=True, element_shape=[4], clear_after_read=False)
     for i in (9, 0, 1, 2, 5, 3, 4, 6, 8, 7):

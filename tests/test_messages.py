@@ -21,8 +21,9 @@ import numpy as np
 import pytest
 
 import numba_ta
-from numba_ta import TensorArray, _messages, errors, gradients, raw_ops
-from numba_ta._messages import FIELDS, MESSAGES, error, message, python_error
+from numba_ta import TensorArray, errors, gradients, raw_ops
+from numba_ta.tf import messages as _messages
+from numba_ta.tf.messages import FIELDS, MESSAGES, error, message, python_error
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PKG = pathlib.Path(numba_ta.__file__).resolve().parent
@@ -424,14 +425,14 @@ def test_the_text_scan_finds_texts():
         'ResourceExhaustedError(message="OOM when allocating tensor")',
     ]
     for src in calls:
-        (node, name), = [(n, m) for n, m in _calls(ast.parse(src)) if m in OP_ERRORS]
+        ((node, name),) = [(n, m) for n, m in _calls(ast.parse(src)) if m in OP_ERRORS]
         assert any(_has_text(a) for a in [*node.args, *(k.value for k in node.keywords)]), src
     filled = [
-        'InvalidArgumentError(_T1.replace("{name}", s.name))',
+        'InvalidArgumentError(T1.replace("{name}", s.name))',
         'InvalidArgumentError(_S2.replace("{shape}", "[]"))',
     ]
     for src in filled:
-        (node, _), = [(n, m) for n, m in _calls(ast.parse(src)) if m in OP_ERRORS]
+        ((node, _),) = [(n, m) for n, m in _calls(ast.parse(src)) if m in OP_ERRORS]
         assert not any(_has_text(a) for a in node.args), src
 
 

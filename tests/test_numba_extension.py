@@ -1,4 +1,4 @@
-"""numba_ta's Numba extension: registered by ``numba_ta._jit.init``, the class knows nothing of Numba.
+"""numba_ta's Numba extension: registered by ``numba_ta.jit.extension.init``, the class knows nothing of Numba.
 
 Numba calls ``init`` through numba_ta's ``numba_extensions`` entry point before it compiles or
 types anything; ``import numba_ta`` calls it when that entry point is not registered (a source
@@ -9,6 +9,7 @@ class's module, so that nothing else has registered the extension before.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -19,7 +20,7 @@ import pytest
 
 import numba_ta
 import numba_ta.tensor_array
-from numba_ta import _jit
+from numba_ta.jit import extension as _jit
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -30,7 +31,7 @@ import numpy as np
 from numba_ta.tensor_array import TensorArray
 
 def initialized():
-    return "numba_ta._jit" in sys.modules and sys.modules["numba_ta._jit"]._initialized
+    return "numba_ta.jit.extension" in sys.modules and sys.modules["numba_ta.jit.extension"]._initialized
 
 before = initialized()
 
@@ -49,7 +50,7 @@ ta2, rows = fill(ta, 3)
 assert isinstance(ta2, TensorArray) and rows.tolist() == [[0, 0], [1, 1], [2, 2]], rows
 assert make().read(1).tolist() == [1.0, 1.0]
 eps = __import__("importlib.metadata").metadata.entry_points(group="numba_extensions", name="init")
-print("ok", before, initialized(), any(ep.value == "numba_ta._jit:init" for ep in eps))
+print("ok", before, initialized(), any(ep.value == "numba_ta.jit.extension:init" for ep in eps))
 """
 
 
@@ -68,17 +69,20 @@ def _run(code, cwd, source_tree=True):
 
 
 def test_the_class_module_holds_nothing_of_numba():
-    mod = vars(numba_ta.tensor_array)
+    import numba_ta.tensor_array.array
+
+    mod = vars(numba_ta.tensor_array.array)
     assert "numba" not in mod and "overload" not in mod and "_jit" not in mod
     for name, value in vars(numba_ta.TensorArray).items():
         if name == "_numba_type_":  # Numba's typeof protocol, set by _jit.init (the dispatcher reads it in C)
             assert value.fget is _jit._type_of
             continue
         assert not name.startswith("_numba"), name
-        assert getattr(value, "__module__", None) != "numba_ta._jit", name
-        assert getattr(getattr(value, "fget", None), "__module__", None) != "numba_ta._jit", name
-    source = Path(numba_ta.tensor_array.__file__).read_text()
-    assert "import numba" not in source and "from numba" not in source and "_jit" not in source
+        assert getattr(value, "__module__", None) != "numba_ta.jit.extension", name
+        assert getattr(getattr(value, "fget", None), "__module__", None) != "numba_ta.jit.extension", name
+    source = Path(numba_ta.tensor_array.array.__file__).read_text()
+    assert not re.search(r"^\s*(import numba|from numba(\.\w+)* import)", source, re.M), "the class imports numba"
+    assert "numba_ta.jit" not in source and "_jit" not in source
 
 
 @pytest.mark.jit_only("registration with Numba's typeof")

@@ -27,7 +27,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numba_ta  # noqa: E402
 from numba_ta import errors, raw_ops  # noqa: E402
-from numba_ta._opdefs import INPUTS, OUTPUTS, RESULTS  # noqa: E402
+from numba_ta.tf.opdefs import INPUTS, OUTPUTS, RESULTS  # noqa: E402
 
 oracle = pytest.mark.oracle
 
@@ -309,7 +309,7 @@ def test_numpy_values_are_converted_not_refused():
     lst = raw_ops.TensorListFromTensor(tensor=np.ones((2, 2), F32), element_shape=-1)
     out = raw_ops.TensorListStack(input_handle=lst, element_shape=np.array([2], np.int64), element_dtype=F32)
     assert out.shape == (2, 2)
-    assert numba_ta._opdefs.check_input(np.int64(1), "TensorListGetItem", "index") is None
+    assert numba_ta.tf.opdefs.check_input(np.int64(1), "TensorListGetItem", "index") is None
 
 
 # ------------------------------------------------------------------------------------------

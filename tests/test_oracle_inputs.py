@@ -134,16 +134,31 @@ LIST_VALUES = [  # (label, value, dtype TF gives it, or the ValueError TF raises
     ("complex64 then float32 array", [A32.astype(np.complex64), A32], "complex128"),
     ("uint8 array then Python ints", [np.array([1, 2], np.uint8), [3, 400]], "int32"),
     ("big-endian float32 arrays", [np.array([1, 2], ">f4"), np.array([3, 4], ">f4")], "float32"),
-    ("bool then int array", [np.array([True, False]), I32], "Can't convert Python sequence with mixed types to "
-     "Tensor."),
-    ("float32 then complex64 array", [A32, A32.astype(np.complex64)],
-     "Can't convert Python sequence with mixed types to Tensor."),
-    ("float32 array then 1e300", [A32, [1e300, 1.0]],
-     "Can't convert Python sequence with a value out of range for a double-precision float."),
-    ("uint64 2**63", [np.array([2**63], np.uint64)],
-     "Can't convert Python sequence with out-of-range integer to Tensor."),
-    ("ragged arrays", [np.ones(2, np.float32), np.ones(3, np.float32)],
-     "Can't convert non-rectangular Python sequence to Tensor."),
+    (
+        "bool then int array",
+        [np.array([True, False]), I32],
+        "Can't convert Python sequence with mixed types to Tensor.",
+    ),
+    (
+        "float32 then complex64 array",
+        [A32, A32.astype(np.complex64)],
+        "Can't convert Python sequence with mixed types to Tensor.",
+    ),
+    (
+        "float32 array then 1e300",
+        [A32, [1e300, 1.0]],
+        "Can't convert Python sequence with a value out of range for a double-precision float.",
+    ),
+    (
+        "uint64 2**63",
+        [np.array([2**63], np.uint64)],
+        "Can't convert Python sequence with out-of-range integer to Tensor.",
+    ),
+    (
+        "ragged arrays",
+        [np.ones(2, np.float32), np.ones(3, np.float32)],
+        "Can't convert non-rectangular Python sequence to Tensor.",
+    ),
     # Python scalars: the first one decides too (numba_ta used to let any numpy float decide)
     ("[1.0, np.float64(2)]", [1.0, np.float64(2)], "float32"),
     ("[1, np.float64(2)]", [1, np.float64(2)], "float32"),
@@ -161,7 +176,7 @@ def test_lists_of_arrays_convert_as_tf(label, value, want):
         return
     same(write_read(value, want), np.array(plain(value), want), want)
     if want != "float32":  # raw ops keep TF's strict dtype check
-        with pytest.raises(InvalidArgumentError, match=re.escape(K7.format("float", numba_ta._dtypes.tf_name(want)))):
+        with pytest.raises(InvalidArgumentError, match=re.escape(K7.format("float", numba_ta.tf.dtypes.tf_name(want)))):
             write_read(value, "float32")
 
 
@@ -750,6 +765,7 @@ def test_oracle_shape_to_prepend_forms():
          tensor_shape_pb2.TensorShapeProto(dim=[tensor_shape_pb2.TensorShapeProto.Dim(size=3)])),
     ]
     for k, (tshape, nshape) in enumerate(cases):
+
         def tf_prog(tshape=tshape, k=k):
             h, f = tf.raw_ops.TensorArrayV3(size=1, dtype=tf.float32, element_shape=[2])
             f = tf.raw_ops.TensorArrayWriteV3(handle=h, index=0, value=v, flow_in=f)

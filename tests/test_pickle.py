@@ -39,11 +39,14 @@ import numpy as np
 import pytest
 
 import numba_ta
-from numba_ta import _config, _registry, raw_ops
-from numba_ta._dtypes import SUPPORTED_DTYPES
-from numba_ta._registry import TensorArrayHandle
-from numba_ta._storage import _DENSE, _RAGGED, Storage
+from numba_ta import raw_ops
+from numba_ta.core import config as _config
+from numba_ta.core.state import DENSE, RAGGED
 from numba_ta.errors import InvalidArgumentError, OpError
+from numba_ta.tensor_array import registry as _registry
+from numba_ta.tensor_array.registry import TensorArrayHandle
+from numba_ta.tensor_array.storage import Storage
+from numba_ta.tf.dtypes import SUPPORTED_DTYPES
 from tests.helpers import pickle_worker
 from tests.helpers.fuzz_programs import FULL, make_program
 from tests.helpers.storage_view import letter, nt_state, same_snapshot, same_value
@@ -509,7 +512,7 @@ def test_no_unused_or_stale_bytes_dense():
     ta = numba_ta.TensorArray(np.float64, size=8, element_shape=[4], dynamic_size=True)
     ta = ta.write(0, np.ones(4)).write(2, np.full(4, 2.0)).write(5, np.full(4, SENTINEL))
     s = ta.handle._storage
-    assert s.layout == _DENSE
+    assert s.layout == DENSE
     rows = s.data.reshape(-1, s.width)
     rows[[1, 3, 4, 6, 7]] = SENTINEL  # "uninitialised" rows
     ta.read(5)  # cleared: its bytes stay in the buffer, stale
@@ -536,7 +539,7 @@ def test_no_unused_or_stale_bytes_ragged():
     raw_ops.TensorArrayWriteV3(handle=g, index=0, value=np.full(2, SENTINEL), flow_in=gf)
     raw_ops.TensorArrayScatterV3(handle=g, indices=[0], value=np.ones((1, 2)), flow_in=gf)  # sum: new room
     sg = g._storage
-    assert sg.layout == _RAGGED
+    assert sg.layout == RAGGED
     stored = np.zeros(sg.data.size, bool)  # the items some element holds
     for i in range(sg.size):
         if sg.state[i] & 8:
@@ -559,9 +562,9 @@ def test_layout_rebuilt():
     ta = ta.write(0, np.ones(2, F32)).write(1, np.ones(3, F32))
     ta.read(1)  # cleared: only the width-2 element holds data
     s2 = dup(ta).handle._storage
-    assert s2.layout == _DENSE and s2.width == 2 and s2._fast_shape == (2,)
+    assert s2.layout == DENSE and s2.width == 2 and s2._fast_shape == (2,)
     t3 = numba_ta.TensorArray(F32, size=4, infer_shape=False).write(0, np.ones(2, F32)).write(1, np.ones(3, F32))
-    assert dup(t3).handle._storage.layout == _RAGGED
+    assert dup(t3).handle._storage.layout == RAGGED
     empty = dup(numba_ta.TensorArray(F32, size=4))
     assert empty.handle._storage.data is None
     empty = empty.write(3, np.ones(5, F32))
@@ -658,9 +661,9 @@ def test_letters_cover_every_state():
         for h in handles(env).values():
             s = h._storage
             seen.update(letter(int(b)) for b in s.state[: s.size])
-            if s.layout == _RAGGED:
+            if s.layout == RAGGED:
                 seen.add("ragged")
-            if s.layout == _DENSE:
+            if s.layout == DENSE:
                 seen.add("dense")
     assert seen >= {"U", "W", "R", "C", "Z", "dense", "ragged"}, seen
 

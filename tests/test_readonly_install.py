@@ -69,11 +69,12 @@ SCRIPT = textwrap.dedent(
     import numpy as np
 
     import numba_ta
-    from numba_ta import _kernels, raw_ops
+    from numba_ta import raw_ops
+    from numba_ta.core import kernels as _kernels
 
     assert numba_ta.__file__.startswith(sys.prefix), (numba_ta.__file__, sys.prefix)
     print("numba_ta from", numba_ta.__file__)
-    print("kernel cache", type(_kernels._copy_run._cache).__name__)
+    print("kernel cache", type(_kernels.copy_run._cache).__name__)
 
     f32 = np.float32
     rows = np.arange(12, dtype=f32).reshape(4, 3)
@@ -107,7 +108,7 @@ SCRIPT = textwrap.dedent(
     assert ta.stack().shape == (3, 2)
 
     from numba.core.registry import CPUDispatcher
-    from numba_ta import _engine, _tensor_list
+    from numba_ta.tensor_list import store as _tensor_list
     compiled = loaded = 0
     for module in (_engine, _kernels, _tensor_list):
         for obj in vars(module).values():

@@ -70,17 +70,19 @@ from hypothesis import settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule  # noqa: E402
 
-from numba_ta import TensorArray, _config, _jit, _storage, raw_ops  # noqa: E402
+from numba_ta import TensorArray, raw_ops  # noqa: E402
+from numba_ta.core import config as _config  # noqa: E402
 from numba_ta.errors import OpError  # noqa: E402
+from numba_ta.jit import extension as _jit  # noqa: E402
 from tests.helpers.fuzz_programs import typed_values  # noqa: E402
 from tests.helpers.jit_ops import j_concat, j_gather, j_read, j_scatter, j_size, j_split, j_write  # noqa: E402
 from tests.helpers.reference import Reference  # noqa: E402
 from tests.helpers.storage_view import C, D, R, W, letter, nt_state, same_snapshot, same_value, valid_bits  # noqa: E402
 
 STEPS = int(os.environ.get("NUMBA_TA_STATE_MACHINE_STEPS", "40"))
-# The dense layout's memory budget (numba_ta._storage): the default (small arrays stay dense),
+# The dense layout's memory budget (numba_ta.tensor_array.storage): the default (small arrays stay dense),
 # tight (a sparse write turns the array ragged) and none (every element ragged).
-MEMORY_POLICIES = [(_storage.DENSE_SLACK_BYTES, _storage.DENSE_FACTOR), (0, 2), (0, 0)]
+MEMORY_POLICIES = [(_config.DENSE_SLACK_BYTES, _config.DENSE_FACTOR), (0, 2), (0, 0)]
 DTYPES = ["float32", "int32", "float64", "bool", "int64", "float16", "complex64", "uint8"]
 BASES = [(), (1,), (2,), (3,), (2, 2), (0,), (1, 0), (3, 1)]
 SOURCES = ["gradients", "gradients_1", "pfor"]
@@ -122,12 +124,12 @@ class TensorArrayMachine(RuleBasedStateMachine):
         self.keys = set()  # reference resource names already in self.arrays
         self.names = {}  # reference unique name -> numba_ta unique name
         self.saved_threshold = _config.PARALLEL_MIN_ELEMENTS
-        self.saved_policy = (_storage.DENSE_SLACK_BYTES, _storage.DENSE_FACTOR)
+        self.saved_policy = (_config.DENSE_SLACK_BYTES, _config.DENSE_FACTOR)
         COUNTS["examples"] += 1
 
     def teardown(self):
         _config.PARALLEL_MIN_ELEMENTS = self.saved_threshold
-        _storage.DENSE_SLACK_BYTES, _storage.DENSE_FACTOR = self.saved_policy
+        _config.DENSE_SLACK_BYTES, _config.DENSE_FACTOR = self.saved_policy
 
     # -- plumbing ----------------------------------------------------------------------
     def mapped(self, msg):
@@ -280,7 +282,7 @@ class TensorArrayMachine(RuleBasedStateMachine):
     @initialize(parallel=st.booleans(), policy=st.sampled_from(MEMORY_POLICIES))
     def kernels(self, parallel, policy):
         _config.PARALLEL_MIN_ELEMENTS = 0 if parallel else 1 << 62
-        _storage.DENSE_SLACK_BYTES, _storage.DENSE_FACTOR = policy
+        _config.DENSE_SLACK_BYTES, _config.DENSE_FACTOR = policy
 
     @rule(data=st.data())
     def create(self, data):

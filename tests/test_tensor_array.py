@@ -218,11 +218,11 @@ def test_dropped_handles_free_the_array():
     ta = TensorArray(np.float32, size=4).unstack(np.ones((4, 1000), np.float32))
     ref = weakref.ref(ta.handle._storage)
     name = ta.handle.name
-    assert name in numba_ta._registry.live_arrays()
+    assert name in numba_ta.tensor_array.registry.live_arrays()
     del ta
     gc.collect()
     assert ref() is None
-    assert name not in numba_ta._registry.live_arrays()
+    assert name not in numba_ta.tensor_array.registry.live_arrays()
 
 
 def test_close_frees_storage_and_grad_survives():

@@ -160,13 +160,18 @@ def test_handles_pickle(dtype):
     assert h2.element_shape == h.element_shape and h2.max_num_elements == h.max_num_elements
     assert len(h2) == len(h) and h2.element_dtype == h.element_dtype
     for i in range(len(h)):
-        a = R.TensorListGetItem(input_handle=h, index=i, element_shape=[], element_dtype=dtype) if dtype is object else None  # noqa: E501
+        a = (
+            R.TensorListGetItem(input_handle=h, index=i, element_shape=[], element_dtype=dtype)
+            if dtype is object
+            else None
+        )  # noqa: E501
         if dtype is object:
             b = R.TensorListGetItem(input_handle=h2, index=i, element_shape=[], element_dtype=dtype)
             assert type(a) is type(b)
         elif i == 1:
             np.testing.assert_array_equal(
-                R.TensorListGetItem(input_handle=h2, index=i, element_shape=-1, element_dtype=dtype), np.ones((4, 2), dtype)  # noqa: E501
+                R.TensorListGetItem(input_handle=h2, index=i, element_shape=-1, element_dtype=dtype),
+                np.ones((4, 2), dtype),  # noqa: E501
             )
     assert pickle.loads(pickle.dumps(numba_ta.VARIANT_ZERO)) is numba_ta.VARIANT_ZERO
 
@@ -191,7 +196,7 @@ def test_freed_old_versions_let_the_log_go():
 
 
 def test_an_op_of_several_changes_that_fails_half_way_changes_nothing(monkeypatch):
-    from numba_ta._tensor_list import NumericStore
+    from numba_ta.tensor_list.store import NumericStore
 
     a = R.TensorListFromTensor(tensor=np.arange(6, dtype=F32).reshape(3, 2), element_shape=-1)
     b = R.TensorListSplit(tensor=np.arange(3, dtype=F32), element_shape=-1, lengths=[1, 2])

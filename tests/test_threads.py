@@ -38,7 +38,9 @@ import numba
 import numpy as np
 import pytest
 
-from numba_ta import _config, _kernels, raw_ops
+from numba_ta import raw_ops
+from numba_ta.core import config as _config
+from numba_ta.core import kernels as _kernels
 from numba_ta.errors import InvalidArgumentError
 
 N_THREADS = 8
@@ -361,7 +363,7 @@ def _rows_of(src, width):
 
 
 @pytest.mark.jit_only("nogil is a property of compiled kernels")
-@pytest.mark.parametrize("kernel", ["_gather_segments", "_gather_segments_par"])
+@pytest.mark.parametrize("kernel", ["gather_segments", "gather_segments_par"])
 def test_kernels_release_the_gil(kernel, big_rows, record_property):
     data, src, width, out = big_rows
     sizes, outo = _rows_of(src, width)

@@ -3,8 +3,9 @@
 ``CompileEngine``: a fresh process with an empty Numba cache directory runs
 every op once through the class (write, read, scatter, gather, split, concat,
 grad, close, and a failing read): the storage engine's compiled entries
-(``numba_ta._engine.py_*``) are compiled there, the state machine in them
-once for arrays of every dtype and rank.  This is what a first use costs
+(the ``py_*`` entries of ``numba_ta.tensor_array.engine``; of ``numba_ta._engine``
+in older commits) are compiled there, the state machine in them once for arrays
+of every dtype and rank.  This is what a first use costs
 without a cache (a read-only install compiles in every process).  Timed
 inside the process, from before the first op to after the last.
 

@@ -52,6 +52,8 @@ WEIGHTS = {
     "Grad": 6,
     "GradWithShape": 4,
 }
+
+
 def typed_values(ints, dtype, shape):
     """Small integers as a value of ``dtype`` and ``shape``: complex values get an imaginary
     part, unsigned ones the absolute value (so every dtype sees exact, varied sums)."""
@@ -440,7 +442,7 @@ def main(argv=None):
     if a.show is not None:
         print(*make_program(a.show, a.steps), sep="\n")
         return 0
-    from numba_ta import _config
+    from numba_ta.core import config as _config
 
     bad = 0
     steps = 0

@@ -6,7 +6,7 @@ TensorFlow semantics reference (``docs/semantics.rst``, section ``tl-semantics``
 rule, in the order written there, with numba_ta's divergences where TensorFlow crashes
 (``tl-crashes``) and ScatterIntoExistingList's gap (``tl-scatter-existing`` step 7).
 Speed is irrelevant; nothing is shared with numba_ta but the message templates
-(:func:`numba_ta._messages.message`, by code).
+(:func:`numba_ta.tf.messages.message`, by code).
 
 A list is a :class:`RefList`, an immutable value: ``dtype`` (a numpy dtype, ``object``
 for TensorFlow's ``variant``), ``element_shape`` (a partial shape: None for an unknown
@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from numba_ta._messages import MESSAGES, message
+from numba_ta.tf.messages import MESSAGES, message
 
 VARIANT = np.dtype(object)
 

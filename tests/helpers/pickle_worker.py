@@ -13,7 +13,7 @@ import re
 import numpy as np
 
 import numba_ta
-from numba_ta import _registry
+from numba_ta.tensor_array import registry as _registry
 
 
 def _normalise(msg, arrays):

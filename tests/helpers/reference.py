@@ -95,11 +95,11 @@ def _divergence(message):
     return err
 
 
-def _fully_defined(p):
+def fully_defined(p):
     return p is not None and all(d is not None for d in p)
 
 
-def _compatible(p, shape):
+def compatible(p, shape):
     """``PartialTensorShape::IsCompatibleWith``."""
     if p is None or shape is None:
         return True
@@ -108,7 +108,7 @@ def _compatible(p, shape):
     return all(a is None or b is None or a == b for a, b in zip(p, shape, strict=True))
 
 
-def _merge(current, candidate):
+def merge_es(current, candidate):
     """``PartialTensorShape::MergeWith`` with TF's error texts."""
     if current is None:
         return candidate
@@ -285,7 +285,7 @@ class _TA:
 
     def set_elem_shape(self, candidate):
         """``SetElemShape`` (sem-merge-shape): no closed check."""
-        self.element_shape = _merge(self.element_shape, candidate)
+        self.element_shape = merge_es(self.element_shape, candidate)
 
     def clear_and_mark_closed(self):
         self.tensors = []
@@ -306,13 +306,13 @@ class _TA:
                 f"TensorArray {self.name}: Could not write to TensorArray index {index} because the value "
                 f"dtype is {dtype_name(value.dtype)} but TensorArray dtype is {dtype_name(self.dtype)}."
             )
-        if not _compatible(self.element_shape, value.shape):  # T4
+        if not compatible(self.element_shape, value.shape):  # T4
             raise InvalidArgumentError(
                 f"TensorArray {self.name}: Could not write to TensorArray index {index} because the value "
                 f"shape is {shape_str(value.shape)} which is incompatible with the TensorArray's inferred "
                 f"element shape: {partial_str(self.element_shape)} (consider setting infer_shape=False)."
             )
-        if self.identical_element_shapes and not _fully_defined(self.element_shape):
+        if self.identical_element_shapes and not fully_defined(self.element_shape):
             self.element_shape = tuple(value.shape)
         t = self.tensors[index]
         if t.read:  # T5
@@ -361,7 +361,7 @@ class _TA:
         if unwritten:
             if self.is_grad and index < n and len(self.tensors[index].shape) > 0:
                 shape = self.tensors[index].shape
-            elif not _fully_defined(self.element_shape):  # T10
+            elif not fully_defined(self.element_shape):  # T10
                 raise InvalidArgumentError(
                     f"TensorArray {self.name}: Could not read from TensorArray index {index}.  Furthermore, "
                     f"the element shape is not fully defined: {partial_str(self.element_shape)}.  It is "
@@ -594,7 +594,7 @@ class Reference:
         if idx.ndim != 1:  # G2
             raise InvalidArgumentError(f"Expected indices to be a vector, but received shape: {shape_str(idx.shape)}")
         if idx.size == 0:
-            if not _fully_defined(attr):  # G3
+            if not fully_defined(attr):  # G3
                 raise UnimplementedError(
                     f"TensorArray has size zero, but element shape {partial_str(attr)} is not fully "
                     "defined. Currently only static shapes are supported when packing zero-size "
@@ -603,7 +603,7 @@ class Reference:
             return np.zeros((0,) + tuple(attr), dtype=ta.dtype)
         values = ta.read_many(idx)
         shape0 = tuple(values[0].shape)
-        if not _compatible(attr, shape0):  # G4
+        if not compatible(attr, shape0):  # G4
             raise InvalidArgumentError(
                 f"TensorArray was passed element_shape {partial_str(attr)} which does not match the Tensor "
                 f"at index 0: {shape_str(shape0)}"
@@ -660,7 +660,7 @@ class Reference:
             )
         attr = _as_partial(element_shape_except0)
         if n == 0:
-            if not _fully_defined(attr):  # C1
+            if not fully_defined(attr):  # C1
                 raise UnimplementedError(
                     f"TensorArray has size zero, but element_shape_except0 {partial_str(attr)} is not fully "
                     "defined. Currently only static shapes are supported when concatenating zero-size "
@@ -679,7 +679,7 @@ class Reference:
             except0 = tuple(v.shape[1:])
             if i == 0:
                 shape0_except0 = except0
-                if not _compatible(attr, except0):  # C3
+                if not compatible(attr, except0):  # C3
                     raise InvalidArgumentError(
                         f"TensorArray was passed element_shape_except0 {partial_str(attr)} but index 0 has "
                         f"(excepting dimension 0) shape: {shape_str(except0)} which does not match."

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from numba_ta._storage import CLEARED, DATA, READ, WRITTEN
+from numba_ta.core.state import CLEARED, DATA, READ, WRITTEN
 
 W, R, C, D = int(WRITTEN), int(READ), int(CLEARED), int(DATA)
 

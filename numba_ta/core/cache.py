@@ -9,7 +9,7 @@ every process loads them from there, whatever ``NUMBA_CACHE_DIR`` says and wheth
 not the install is writable.
 
 :class:`KernelCache` is the cache of every function decorated with
-``numba_ta._kernels._kernel``: it looks in the shipped folder first, then where Numba
+``numba_ta.kernels.kernel``: it looks in the shipped folder first, then where Numba
 would look, and saves what it compiles where Numba would save it.  An entry of the
 shipped folder is used only when it was compiled from the same numba_ta sources (a hash
 of every source file of the package: :func:`source_stamp`), the same function bytecode,
@@ -30,7 +30,7 @@ from numba.core import config
 from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile, _CacheLocator
 
 #: The folder of the cache built with the package (absent in a source checkout).
-SHIPPED_DIR = Path(__file__).with_name("_compiled")
+SHIPPED_DIR = Path(__file__).parent.parent / "_compiled"
 
 #: Set while :mod:`numba_ta._precompile` builds the shipped cache: the folder to save into.
 _BUILD_ENV = "NUMBA_TA_PRECOMPILE_INTO"
@@ -51,7 +51,7 @@ def source_stamp() -> str:
     global _stamp
     if _stamp is None:
         h = hashlib.sha256()
-        root = Path(__file__).parent
+        root = Path(__file__).parent.parent
         for path in sorted(root.rglob("*.py")):
             h.update(path.relative_to(root).as_posix().encode())
             h.update(path.read_bytes())
@@ -92,7 +92,7 @@ class KernelCache(FunctionCache):
     Parameters
     ----------
     py_func : function
-        The Python function of a ``numba_ta._kernels._kernel`` dispatcher.
+        The Python function of a ``numba_ta.kernels.kernel`` dispatcher.
     writable : bool, optional
         Whether Numba found a cache directory it can write to (``False``: a read-only
         install without ``NUMBA_CACHE_DIR``; only the shipped folder is read).

@@ -31,9 +31,10 @@ def _ops() -> None:
     """Run the workload (see the module docstring)."""
     import numpy as np
 
-    from . import _config, raw_ops
-    from .errors import OpError
-    from .tensor_array import TensorArray
+    from numba_ta import raw_ops
+    from numba_ta.core import config as _config
+    from numba_ta.errors import OpError
+    from numba_ta.tensor_array.array import TensorArray
 
     def attempt(fn, *args, **kwargs):
         try:
@@ -105,7 +106,7 @@ def _compiled_ops() -> None:
     import numba
     import numpy as np
 
-    from .tensor_array import TensorArray
+    from numba_ta.tensor_array.array import TensorArray
 
     if getattr(numba.config, "DISABLE_JIT", False):
         return

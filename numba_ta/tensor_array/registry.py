@@ -22,18 +22,21 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from . import _messages, _opdefs
-from ._dtypes import tensor_dtype_name
-from ._messages import shape_str
+from numba_ta.tf import messages as _messages
+from numba_ta.tf import opdefs as _opdefs
+from numba_ta.tf.dtypes import tensor_dtype_name
+from numba_ta.tf.messages import shape_str
 
 if TYPE_CHECKING:
-    from ._storage import Storage
+    from numba_ta.tensor_array.storage import Storage
 
 FORWARD_CONTAINER = "_tensor_arrays"
 GRAD_CONTAINER = "_tensor_array_grads"
 
 _lock = threading.Lock()
 _counter = itertools.count()
+
+
 class WeakValues:
     """A table of weak references to values, with no callback when a value dies.
 
@@ -62,12 +65,14 @@ class WeakValues:
         self._sweep_at = 64
 
     def __setitem__(self, key: object, value: object) -> None:
+        """Store a weak reference to ``value`` under ``key``, sweeping dead entries once the table has doubled."""
         self._refs[key] = weakref.ref(value)
         if len(self._refs) >= self._sweep_at:
             live = {k: r for k, r in self._refs.items() if r() is not None}
             self._refs, self._sweep_at = live, max(64, 2 * len(live))
 
     def __delitem__(self, key: object) -> None:
+        """Remove the entry of ``key``, dead or alive (``KeyError`` if there is none)."""
         del self._refs[key]
 
     def get(self, key: object, default: object = None) -> object:
@@ -85,6 +90,7 @@ class WeakValues:
         return [v for v in (r() for r in list(self._refs.values())) if v is not None]
 
     def __len__(self) -> int:
+        """Return the number of live values (O(n): every reference is checked)."""
         return len(self.values())
 
     def clear(self) -> None:
@@ -143,12 +149,15 @@ class TensorArrayHandle:
         return GRAD_CONTAINER if self._storage.is_grad else FORWARD_CONTAINER
 
     def __eq__(self, other: object) -> bool:
+        """Return whether ``other`` is a handle of the same array (the same storage object)."""
         return isinstance(other, TensorArrayHandle) and other._storage is self._storage
 
     def __hash__(self) -> int:
+        """Return the ``id`` of the array's storage, so equal handles hash equal."""
         return id(self._storage)
 
     def __repr__(self) -> str:
+        """Return ``<TensorArrayHandle name="<container><name>">`` (the two joined with no separator)."""
         return f'<TensorArrayHandle name="{self.container}{self.name}">'
 
     def __reduce__(self) -> tuple[type[TensorArrayHandle], tuple[Storage]]:

@@ -72,33 +72,45 @@ from numba.extending import typeof_impl
 from numba.np.numpy_support import as_dtype, from_dtype
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
-from . import _abi, _config, _registry, _storage
-from . import _engine as E
-from ._engine import (
-    _C,
-    _D,
-    _ND,
-    _R,
-    _W,
+from numba_ta.core import config as _config
+from numba_ta.core.shapes import shape_array
+from numba_ta.core.state import (
     CAP,
     CAR,
     CES_CHANGED,
     CLASS_KNOWN,
+    CLEARED,
     CLOSED,
+    DATA,
     DYN,
     ES_KNOWN,
     FASTSID,
     INFER,
+    NOT_DATA,
+    PARMIN,
+    READ,
     SIZE,
     WIDTH,
-    _buf,
-    _cast,
-    _ptr,
+    WRITTEN,
+    StateProxy,
+    StateType,
+    advise_huge,
+    borrow,
+    cast_ptr,
+    data_ptr,
+    dtype_code,
+    field_types,
+    fields_of,
+    state_type,
 )
-from ._messages import MESSAGES
-from ._shapes import TensorShape
-from .errors import InvalidArgumentError
-from .tensor_array import TensorArray
+from numba_ta.errors import InvalidArgumentError
+from numba_ta.jit import abi as _abi
+from numba_ta.tensor_array import registry as _registry
+from numba_ta.tensor_array import storage as _storage
+from numba_ta.tensor_array.array import TensorArray
+from numba_ta.tensor_array.engine import set_ces
+from numba_ta.tf.messages import MESSAGES
+from numba_ta.tf.tensor_shape import TensorShape
 
 # message templates raised inline (the entries raise the others, numba_ta._engine)
 _S2 = MESSAGES["S2"][1]
@@ -168,8 +180,7 @@ class TensorArrayType(types.StructRef):
         # a distinct type per dtype, rank (and interface)
         self.name = f"numba_ta.TensorArray[{dtype}, ndim={self.ndim}, abi={_abi.ABI_KEY}]{self._fields}"
 
-    def preprocess_fields(self, fields):
-        return tuple((n, types.unliteral(t)) for n, t in fields)
+    preprocess_fields = StateType.preprocess_fields  # literal field types made plain, as the engine's struct
 
 
 _TYPES: dict = {}
@@ -180,7 +191,7 @@ def array_type(dtype, ndim):
     key = (np.dtype(dtype), int(ndim))
     t = _TYPES.get(key)
     if t is None:
-        t = _TYPES[key] = TensorArrayType(E.fields(), key[1], from_dtype(key[0]))
+        t = _TYPES[key] = TensorArrayType(field_types(), key[1], from_dtype(key[0]))
     return t
 
 
@@ -302,10 +313,10 @@ def _enter_meminfo(ta):
             h[CLASS_KNOWN] = 0
         else:
             if cell != call.cell:
-                E.set_ces(st._s, np.array([-1 if d is None else d for d in cell], dtype=np.int64))
+                set_ces(st._s, np.array([-1 if d is None else d for d in cell], dtype=np.int64))
                 call.cell = cell
             h[CLASS_KNOWN] = 1
-        h[INFER], h[FASTSID], h[CES_CHANGED], h[E.PARMIN] = bool(ta._infer_shape), -1, 0, _config.PARALLEL_MIN_ELEMENTS
+        h[INFER], h[FASTSID], h[CES_CHANGED], h[PARMIN] = bool(ta._infer_shape), -1, 0, _config.PARALLEL_MIN_ELEMENTS
         call.owner = me
         ref = call.ta
         if ref is None or ref() is not ta:
@@ -322,7 +333,7 @@ def _enter(ta):
     return ta._handle._storage._s
 
 
-_arrays_of = E.fields_of  # the struct's fields (a module name: _sync looks it up here)
+_arrays_of = fields_of  # the struct's fields (a module name: _sync looks it up here)
 
 
 def _sync(st, ta):
@@ -383,11 +394,11 @@ def _box(meminfo_addr, meminfo=None, typ=None):
 def _adopt(meminfo, typ):
     """Give an array created in compiled code its Python side: storage, registry entry, TensorArray object."""
     dtype = as_dtype(typ.dtype)
-    proxy = E.StateProxy._numba_box_(E.state_type(), meminfo)
+    proxy = StateProxy._numba_box_(state_type(), meminfo)
     st = _storage.Storage.from_struct(proxy, dtype)
     h = st.hdr
     ta = TensorArray(dtype, handle=_registry.register(st), flow=0.0, infer_shape=bool(h[INFER]))
-    ces = E.fields_of(proxy)[9]
+    ces = fields_of(proxy)[9]
     cell = tuple(None if d < 0 else d for d in ces.tolist())
     ta._element_shape[0] = TensorShape(cell)
     call = st._jit = _Call()
@@ -463,7 +474,7 @@ def _box_ta(typ, val, c):
 @_on_init(register_jitable)
 def _shape_at(s, sid, ndim):
     """``(start in dims, ok)``: where shape ``sid`` starts, and whether it has rank ``ndim`` (borrowed pointers)."""
-    stp, _ = _buf(s, "starts")
+    stp, _ = borrow(s, "starts")
     a = stp[sid]
     return a, stp[sid + 1] - a == ndim
 
@@ -479,26 +490,26 @@ def _fast_write(s, index, value, ndim):
     checks can fail, and the op is the row copy and its commit, through borrowed
     pointers (no reference counting).
     """
-    h, _ = _buf(s, "hdr")
+    h, _ = borrow(s, "hdr")
     sid = h[FASTSID]
     if sid < 0 or index < 0 or h[CLOSED]:
         return False
     w = h[WIDTH]
     if value.size != w or not value.flags.c_contiguous:
         return False
-    st, nst = _buf(s, "state")
+    st, nst = borrow(s, "state")
     if index >= nst or index >= h[CAP] or st[index] != 0 or (index >= h[SIZE] and not h[DYN]):
         return False
-    bp, nb = _buf(s, "data")
-    dp = _cast(bp, value)
+    bp, nb = borrow(s, "data")
+    dp = cast_ptr(bp, value)
     o = index * w
     if (o + w) * value.itemsize > nb:  # (the value has the array's dtype)
         return False
     a, ok = _shape_at(s, sid, ndim)
     if not ok:
         return False
-    sp, _ = _buf(s, "dims")
-    cp, nc = _buf(s, "ces")
+    sp, _ = borrow(s, "dims")
+    cp, nc = borrow(s, "ces")
     known = h[CLASS_KNOWN]
     if (not known and h[INFER]) or (known and nc != ndim):
         return False
@@ -508,14 +519,14 @@ def _fast_write(s, index, value, ndim):
             return False
         if known and cp[k] != d and (cp[k] >= 0 or h[INFER]):
             return False
-    vp = _ptr(value)
+    vp = data_ptr(value)
     for k in range(w):
         dp[o + k] = vp[k]
-    op, _ = _buf(s, "offsets")
-    ip, _ = _buf(s, "shape_id")
+    op, _ = borrow(s, "offsets")
+    ip, _ = borrow(s, "shape_id")
     op[index] = o
     ip[index] = sid
-    st[index] = _W | _D
+    st[index] = WRITTEN | DATA
     if index >= h[SIZE]:
         h[SIZE] = index + 1
     return True
@@ -539,7 +550,7 @@ def _ol_write(ta, index, value):
         if vdim == ndim and _fast_write(ta, index, v, ndim):
             return ta
         _abi.call("write", (ta, np.int64(index), np.ascontiguousarray(v).reshape(-1).view(np.uint8),
-                            E.shape_array(v.shape), numeric))  # fmt: skip
+                            shape_array(v.shape), numeric))  # fmt: skip
         return ta
 
     return impl
@@ -572,28 +583,28 @@ def _fast_read(s, index, ndim, zshape, dt):
     value stored and not cleared, of rank ``ndim`` (no check can fail).  It copies
     the element and marks it read (cleared, for ``clear_after_read``).
     """
-    h, _ = _buf(s, "hdr")
-    st, nst = _buf(s, "state")
+    h, _ = borrow(s, "hdr")
+    st, nst = borrow(s, "state")
     if h[CLOSED] or index < 0 or index >= h[SIZE] or index >= nst:
         return False, np.empty(zshape, dt)
     bits = st[index]
-    if bits & (_W | _D | _C) != _W | _D:
+    if bits & (WRITTEN | DATA | CLEARED) != WRITTEN | DATA:
         return False, np.empty(zshape, dt)
-    ip, _ = _buf(s, "shape_id")
+    ip, _ = borrow(s, "shape_id")
     sid = ip[index]
     a, ok = _shape_at(s, sid, ndim)
     if not ok:
         return False, np.empty(zshape, dt)
-    sp, _ = _buf(s, "dims")
-    out = E._advise(np.empty(_dims_at(zshape, sp, a), dt))
-    outp = _ptr(out)
-    bp, _ = _buf(s, "data")
-    dp = _cast(bp, out)
-    op, _ = _buf(s, "offsets")
+    sp, _ = borrow(s, "dims")
+    out = advise_huge(np.empty(_dims_at(zshape, sp, a), dt))
+    outp = data_ptr(out)
+    bp, _ = borrow(s, "data")
+    dp = cast_ptr(bp, out)
+    op, _ = borrow(s, "offsets")
     o = op[index]
     for k in range(out.size):
         outp[k] = dp[o + k]
-    st[index] = (bits | _R | _C) & _ND if h[CAR] else bits | _R
+    st[index] = (bits | READ | CLEARED) & NOT_DATA if h[CAR] else bits | READ
     return True, out
 
 
@@ -650,7 +661,7 @@ def _ol_gather(ta, indices):
 
     def impl(ta, indices):
         idx = np.asarray(indices).astype(np.int64)
-        flat, shape = _abi.call("gather", (ta, idx.ravel(), E.shape_array(idx.shape), ndim))
+        flat, shape = _abi.call("gather", (ta, idx.ravel(), shape_array(idx.shape), ndim))
         return flat.view(dt).reshape(to_fixed_tuple(shape, ndim1))
 
     return impl
@@ -696,9 +707,9 @@ def _ol_scatter(ta, indices, value):
     def impl(ta, indices, value):
         idx = np.asarray(indices).astype(np.int64)
         v = np.asarray(value).astype(dtype)
-        _abi.call("scatter", (ta, idx.ravel(), E.shape_array(idx.shape),
+        _abi.call("scatter", (ta, idx.ravel(), shape_array(idx.shape),
                               np.ascontiguousarray(v).reshape(-1).view(np.uint8), np.int64(v.shape[0]),
-                              E.shape_array(v.shape[1:]), numeric))  # fmt: skip
+                              shape_array(v.shape[1:]), numeric))  # fmt: skip
         return ta
 
     return impl
@@ -716,9 +727,9 @@ def _ol_unstack(ta, value):
     def impl(ta, value):
         v = np.asarray(value).astype(dtype)
         n = v.shape[0]
-        _abi.call("scatter", (ta, np.arange(np.int64(n)), E.shape_array((n,)),
+        _abi.call("scatter", (ta, np.arange(np.int64(n)), shape_array((n,)),
                               np.ascontiguousarray(v).reshape(-1).view(np.uint8), np.int64(n),
-                              E.shape_array(v.shape[1:]), numeric))  # fmt: skip
+                              shape_array(v.shape[1:]), numeric))  # fmt: skip
         return ta
 
     return impl
@@ -744,8 +755,8 @@ def _ol_split(ta, value, lengths):
     def impl(ta, value, lengths):
         v = np.asarray(value).astype(dtype)
         lens = np.asarray(lengths).astype(np.int64)
-        _abi.call("split", (ta, np.ascontiguousarray(v).reshape(-1).view(np.uint8), E.shape_array(v.shape),
-                            lens.ravel(), E.shape_array(lens.shape), numeric))  # fmt: skip
+        _abi.call("split", (ta, np.ascontiguousarray(v).reshape(-1).view(np.uint8), shape_array(v.shape),
+                            lens.ravel(), shape_array(lens.shape), numeric))  # fmt: skip
         return ta
 
     return impl
@@ -814,7 +825,7 @@ def new_array(dtype, size=None, dynamic_size=None, clear_after_read=None, tensor
     The arguments are Numba types, or the defaults (the class's), which Numba compares
     with the implementation's.
     """
-    from ._dtypes import as_dtype as ta_dtype
+    from numba_ta.tf.dtypes import as_dtype as ta_dtype
 
     if isinstance(dtype, types.NumberClass):
         nb = dtype.instance_type
@@ -843,9 +854,9 @@ def new_array(dtype, size=None, dynamic_size=None, clear_after_read=None, tensor
     else:
         raise TypingError(f"TensorArray in compiled code: size must be an int, not {size}")
     ta_type = array_type(np_dtype, ndim)
-    itemsize, code = np_dtype.itemsize, E.dtype_code(np_dtype)
+    itemsize, code = np_dtype.itemsize, dtype_code(np_dtype)
     # the memory policy and the parallel threshold, as the compile saw them
-    slack, factor, parmin = _storage.DENSE_SLACK_BYTES, _storage.DENSE_FACTOR, _config.PARALLEL_MIN_ELEMENTS
+    slack, factor, parmin = _config.DENSE_SLACK_BYTES, _config.DENSE_FACTOR, _config.PARALLEL_MIN_ELEMENTS
 
     if not has_size:  # the class's first check: nothing else runs
 

@@ -41,20 +41,36 @@ from collections import deque
 
 import numpy as np
 
-from . import _config, _kernels
-from . import _engine as E
-from ._engine import CAP, GEN, ITEMSIZE, LAYOUT, NSHAPES, SIZE, USED, WIDTH
-from ._messages import partial_str
-from ._storage import DENSE_FACTOR, DENSE_SLACK_BYTES, _new, _oom, shape_table
+from numba_ta.core import config as _config
+from numba_ta.core import kernels
+from numba_ta.core.memory import new_array, oom_error, shape_table
+from numba_ta.core.state import (
+    CAP,
+    DATA,
+    DENSE,
+    GEN,
+    ITEMSIZE,
+    LAYOUT,
+    NSHAPES,
+    RAGGED,
+    SIZE,
+    USED,
+    WIDTH,
+    WRITTEN,
+    fields_of,
+    header,
+    new_state,
+)
+from numba_ta.core.status import error_of
+from numba_ta.tensor_list.listengine import HELD_DATA, py_tl_resize, py_tl_set
+from numba_ta.tf.messages import partial_str
 
 VARIANT = np.dtype(object)
 """The dtype numba_ta uses for TensorFlow's ``variant`` (lists of lists, or of any objects)."""
 
-_W, _D = 1, 8
-_SET = _W | _D
-_FRESH = _SET | E._E  # a set element whose row holds its data
-_DENSE, _RAGGED = E._DENSE, E._RAGGED
-_NO_I64 = np.zeros(0, np.int64)
+_SET = WRITTEN | DATA
+_FRESH = _SET | HELD_DATA  # a set element whose row holds its data
+NO_I64 = np.zeros(0, np.int64)
 
 
 class VariantZero:
@@ -76,16 +92,19 @@ class VariantZero:
     _instance: VariantZero | None = None
 
     def __new__(cls):
+        """Return the one instance, :data:`VARIANT_ZERO` (made on the first call)."""
         if cls._instance is None:
             cls._instance = super().__new__(cls)
         return cls._instance
 
     def __repr__(self):
+        """Return TF's summary of the value, ``Variant<type: int value: 0>`` (``str`` too)."""
         return "Variant<type: int value: 0>"
 
     __str__ = __repr__
 
     def __reduce__(self):
+        """Pickle as the call ``VariantZero()``, so unpickling gives back :data:`VARIANT_ZERO` itself."""
         return (VariantZero, ())
 
 
@@ -161,6 +180,10 @@ class TensorListHandle:
         alive[version] = alive.get(version, 0) + 1
 
     def __del__(self):
+        """Tell the storage this handle of its version is gone, so the log can drop what no handle needs.
+
+        Exceptions are swallowed: at interpreter shutdown the storage may be half torn down.
+        """
         try:
             self._st.forget(self._v)
         except Exception:  # noqa: BLE001 - interpreter shutdown: nothing left to tidy
@@ -182,24 +205,33 @@ class TensorListHandle:
         return self._st.max_num_elements
 
     def __len__(self):
+        """Return the list's length (``TensorListLength``); a stale handle is materialized first, O(size)."""
         return store_of(self).length
 
     def __repr__(self):
+        """Return ``TensorListHandle(<TF dtype name>, <element shape>, <n> element(s))``: see the class example."""
         st = self._st
         n = len(self)
         es = partial_str(st.element_shape)
         return f"TensorListHandle({dtype_name(st.dtype)}, {es}, {n} element{'' if n == 1 else 's'})"
 
     def __reduce__(self):
+        """Pickle by value: dtype, element shape, ``max_num_elements`` and the elements (unset ones as a marker).
+
+        Unpickling (:func:`_rebuild`) makes a new storage whose version 0 is this list; it
+        shares nothing with this lineage.  A stale handle is materialized first.
+        """
         st = store_of(self)
         n = st.length
         items = [st.get(i) if st.is_set(i) else _UNSET for i in range(n)]
         return (_rebuild, (st.dtype, st.element_shape, st.max_num_elements, items))
 
     def __copy__(self):
+        """Return ``self``: the list a handle stands for never changes, so the copy can be the handle."""
         return self  # immutable
 
     def __deepcopy__(self, memo):
+        """Return ``self``, as :meth:`__copy__`: there is nothing mutable to copy (``memo`` is unused)."""
         return self
 
 
@@ -218,7 +250,7 @@ _new_handle = object.__new__
 
 def dtype_name(dtype):
     """TF's name of a list's dtype (``float``, ``int32``, ``variant``)."""
-    from ._dtypes import tf_name
+    from numba_ta.tf.dtypes import tf_name
 
     return "variant" if dtype == VARIANT else tf_name(dtype)
 
@@ -307,20 +339,20 @@ class NumericStore(_Store):
     def __init__(self, dtype, element_shape, max_num_elements, s=None, capacity=0):
         super().__init__(dtype, element_shape, max_num_elements)
         if s is None:
-            h = E.header(dtype, DENSE_SLACK_BYTES, DENSE_FACTOR, _config.PARALLEL_MIN_ELEMENTS)
+            h = header(dtype, _config.DENSE_SLACK_BYTES, _config.DENSE_FACTOR, _config.PARALLEL_MIN_ELEMENTS)
             h[CAP] = capacity
-            meta = [_new(capacity, t, zeros=True) for t in (np.uint8, np.int32, np.int64)]
-            s = E.new_state(np.empty(0, np.uint8), *meta, h, *shape_table([]), _NO_I64, _NO_I64, "TensorList")
+            meta = [new_array(capacity, t, zeros=True) for t in (np.uint8, np.int32, np.int64)]
+            s = new_state(np.empty(0, np.uint8), *meta, h, *shape_table([]), NO_I64, NO_I64, "TensorList")
         self._s = s
         self._gen = -1
         self._shapes = []
         self._refresh()
-        if self._hdr[LAYOUT] == _DENSE and len(self._shapes) == 1:
+        if self._hdr[LAYOUT] == DENSE and len(self._shapes) == 1:
             self._arm(self._shapes[0])
 
     def _refresh(self):
         """Rebuild the views of the struct's buffers and the shape table (after ``hdr[GEN]`` changed)."""
-        raw, state, shape_id, offsets, hdr, dims, starts, items = E.fields_of(self._s)[:8]
+        raw, state, shape_id, offsets, hdr, dims, starts, items = fields_of(self._s)[:8]
         n = hdr[NSHAPES]
         shapes = self._shapes
         if len(shapes) != n:
@@ -330,7 +362,12 @@ class NumericStore(_Store):
         self._raw, self._data, self._state, self._sid, self._off, self._hdr, self._items, self._shapes = (
             raw, raw.view(self.dtype), state, shape_id, offsets, hdr, items, shapes,
         )  # fmt: skip
-        self._h, self._stv, self._sidv, self._offv = memoryview(hdr), memoryview(state), memoryview(shape_id), memoryview(offsets)  # noqa: E501
+        self._h, self._stv, self._sidv, self._offv = (
+            memoryview(hdr),
+            memoryview(state),
+            memoryview(shape_id),
+            memoryview(offsets),
+        )  # noqa: E501
         self._fshape, self._fn, self._fsid = None, 0, -1  # the fast paths are off until a write arms them
         self._gen = int(hdr[GEN])
 
@@ -343,7 +380,7 @@ class NumericStore(_Store):
         self._views()
         h = self._hdr
         w = int(h[WIDTH])
-        if h[LAYOUT] != _DENSE or not w or math.prod(shape) != w:
+        if h[LAYOUT] != DENSE or not w or math.prod(shape) != w:
             return
         try:
             sid = self._shapes.index(tuple(shape))
@@ -360,13 +397,40 @@ class NumericStore(_Store):
     # ------------------------------------------------------------------ reading
     @property
     def length(self):
+        """int: the list's length (``hdr[SIZE]``) in the newest version, the one the storage holds."""
         return int(self._hdr[SIZE])
 
     def is_set(self, i):
+        """Return whether element ``i`` is set (its state has the written bit).
+
+        Parameters
+        ----------
+        i : int
+            The element's position, ``0 <= i < length`` (not checked).
+
+        Returns
+        -------
+        bool
+            True for a set element; False for an unset one (added by a resize or a
+            write past the end, or never written).
+        """
         self._views()
-        return bool(self._state[i] & _W)
+        return bool(self._state[i] & WRITTEN)
 
     def shape_of(self, i):
+        """Return the shape of element ``i``, from the storage's table of interned shapes.
+
+        Parameters
+        ----------
+        i : int
+            The position of a set element, ``0 <= i < length`` (not checked).
+
+        Returns
+        -------
+        tuple of int
+            The element's shape.  Only meaningful for a set element: an unset one
+            keeps whatever shape id its slot last had.
+        """
         self._views()
         return self._shapes[self._sid[i]]
 
@@ -391,7 +455,7 @@ class NumericStore(_Store):
             state, sid = self._state[:n], self._sid[:n]
         else:
             state, sid = self._state[idx], self._sid[idx]
-        pos = np.flatnonzero(state & _W)
+        pos = np.flatnonzero(state & WRITTEN)
         if not pos.size:
             return []
         u, first = np.unique(sid[pos], return_index=True)
@@ -401,7 +465,7 @@ class NumericStore(_Store):
     def set_mask(self):
         """Boolean array: which elements are set."""
         self._views()
-        return (self._state[: self.length] & _W) != 0
+        return (self._state[: self.length] & WRITTEN) != 0
 
     def first_dims(self):
         """Int64 array: each element's first dimension (-1 for an unset or scalar element)."""
@@ -409,11 +473,23 @@ class NumericStore(_Store):
         n = self.length
         d0 = np.array([sh[0] if sh else -1 for sh in self._shapes] or [-1], np.int64)
         out = d0[self._sid[:n]]
-        out[(self._state[:n] & _W) == 0] = -1
+        out[(self._state[:n] & WRITTEN) == 0] = -1
         return out
 
     def unset_count(self, idx):
-        return int(np.count_nonzero((self._state[idx] & _W) == 0))
+        """Return how many of the elements ``idx`` are unset.
+
+        Parameters
+        ----------
+        idx : (m,) array_like of int
+            Element positions in ``[0, length)`` (not checked); a repeated position counts each time.
+
+        Returns
+        -------
+        int
+            The number of entries of ``idx`` whose element is unset.
+        """
+        return int(np.count_nonzero((self._state[idx] & WRITTEN) == 0))
 
     def rows(self, idx, shape):
         """Return the elements ``idx`` stacked: ``(len(idx),) + shape``, unset elements as zeros.
@@ -423,12 +499,18 @@ class NumericStore(_Store):
         self._views()
         m = len(idx)
         w = math.prod(shape)
-        out = _new((m, *shape), self.dtype)
+        out = new_array((m, *shape), self.dtype)
         if not out.size:
             return out
-        set_ = (self._state[idx] & _W) != 0
+        set_ = (self._state[idx] & WRITTEN) != 0
         src = np.where(set_, self._off[idx], -1)
-        if self._hdr[LAYOUT] == _DENSE and self._hdr[WIDTH] == w and set_.all() and (src == np.asarray(idx) * w).all() and np.array_equal(idx, np.arange(m)):  # noqa: E501
+        if (
+            self._hdr[LAYOUT] == DENSE
+            and self._hdr[WIDTH] == w
+            and set_.all()
+            and (src == np.asarray(idx) * w).all()
+            and np.array_equal(idx, np.arange(m))
+        ):  # noqa: E501
             np.copyto(out.reshape(-1), self._data[: m * w])
             return out
         sizes = np.full(m, w, np.int64)
@@ -441,20 +523,24 @@ class NumericStore(_Store):
         np.cumsum(sizes[:-1], out=oo[1:])
         flat = out.reshape(-1)
         data = self._data if self._data.size else np.zeros(1, self.dtype)
-        kern = _kernels._gather_segments_par if flat.size >= _config.PARALLEL_MIN_ELEMENTS and src.size > 1 else _kernels._gather_segments  # noqa: E501
-        from ._storage import _copy_view
+        kern = (
+            kernels.gather_segments_par
+            if flat.size >= _config.PARALLEL_MIN_ELEMENTS and src.size > 1
+            else kernels.gather_segments
+        )  # noqa: E501
+        from numba_ta.core.memory import copy_view
 
-        kern(_copy_view(data), src.astype(np.int64), sizes, oo, _copy_view(flat))
+        kern(copy_view(data), src.astype(np.int64), sizes, oo, copy_view(flat))
 
     def concat_rows(self, idx, lengths, rest):
         """Join the elements ``idx`` along their first axis: element ``k`` has ``lengths[k]`` rows of ``rest``."""
         self._views()
         w = math.prod(rest)
         total = int(np.sum(lengths)) if len(lengths) else 0
-        out = _new((total, *rest), self.dtype)
+        out = new_array((total, *rest), self.dtype)
         if not out.size:
             return out
-        set_ = (self._state[idx] & _W) != 0
+        set_ = (self._state[idx] & WRITTEN) != 0
         src = np.where(set_, self._off[idx], -1)
         self._segments(src, np.asarray(lengths, np.int64) * w, out)
         return out
@@ -475,9 +561,9 @@ class NumericStore(_Store):
         self._views()
         old = (i, int(self._state[i]), int(self._sid[i]), int(self._off[i])) if i < n else None
         flat = np.ascontiguousarray(value).reshape(-1).view(np.uint8)
-        st, saved, at = E.py_tl_set(self._s, i, flat, np.array(value.shape, np.int64))
+        st, saved, at = py_tl_set(self._s, i, flat, np.array(value.shape, np.int64))
         if st:
-            raise E.error_of(self._s)
+            raise error_of(self._s)
         self._arm(value.shape)
         return (n, old, saved if at >= 0 else None, at)
 
@@ -490,13 +576,13 @@ class NumericStore(_Store):
             i = size
             st = self._stv
             cut = (st[i], self._sidv[i], self._offv[i])
-            st[i], h[SIZE] = st[i] & E._E, size
+            st[i], h[SIZE] = st[i] & HELD_DATA, size
             return (n, None, None, -1, size, cut)
         cut = None
         if size < n:
             cut = (self._state[size:n].copy(), self._sid[size:n].copy(), self._off[size:n].copy())
-        if E.py_tl_resize(self._s, size):
-            raise E.error_of(self._s)
+        if py_tl_resize(self._s, size):
+            raise error_of(self._s)
         return (n, None, None, -1, size, cut)
 
     def undo(self, entry):
@@ -507,7 +593,7 @@ class NumericStore(_Store):
             if cut is not None:
                 self._state[size:n], self._sid[size:n], self._off[size:n] = cut
             else:
-                self._state[n:size] &= np.uint8(E._E)
+                self._state[n:size] &= np.uint8(HELD_DATA)
             self._hdr[SIZE] = n
             return
         if entry and isinstance(entry[0], list):  # several entries (one op): undo them last first
@@ -523,15 +609,15 @@ class NumericStore(_Store):
             self._state[i], self._sid[i], self._off[i] = bits, sid, off
         cur = int(self._hdr[SIZE])
         if cur > n:
-            self._state[n:cur] &= np.uint8(E._E)
+            self._state[n:cur] &= np.uint8(HELD_DATA)
         self._hdr[SIZE] = n
 
     def copy(self):
         """Return a storage of its own holding the newest version (version 0, no log)."""
-        raw, state, shape_id, offsets, hdr, dims, starts, items, es, ces, name = E.fields_of(self._s)[:11]
-        if hdr[LAYOUT] == _RAGGED:
+        raw, state, shape_id, offsets, hdr, dims, starts, items, es, ces, name = fields_of(self._s)[:11]
+        if hdr[LAYOUT] == RAGGED:
             extent = int(hdr[USED])
-        elif hdr[LAYOUT] == _DENSE:
+        elif hdr[LAYOUT] == DENSE:
             nz = np.flatnonzero(state)
             extent = (int(nz[-1]) + 1) * int(hdr[WIDTH]) if nz.size else 0
         else:
@@ -541,11 +627,15 @@ class NumericStore(_Store):
         try:
             data = np.empty(raw.size, np.uint8)
         except (MemoryError, ValueError):
-            raise _oom((raw.size // isz,), self.dtype) from None
+            raise oom_error((raw.size // isz,), self.dtype) from None
         data[:extent] = raw[:extent]
-        s = E.new_state(data, state.copy(), shape_id.copy(), offsets.copy(), hdr.copy(), dims.copy(), starts.copy(), items.copy(), es, ces, name)  # noqa: E501
-        return NumericStore(self.dtype, self.element_shape, self.max_num_elements, s)
+        return self._with_data(data, self.max_num_elements)
 
+    def _with_data(self, data, max_num_elements):
+        """Return a storage of its own (version 0, no log): a copy of this one's metadata around the bytes ``data``."""
+        _, state, shape_id, offsets, hdr, dims, starts, items, es, ces, name = fields_of(self._s)[:11]
+        meta = (state.copy(), shape_id.copy(), offsets.copy(), hdr.copy(), dims.copy(), starts.copy(), items.copy())
+        return NumericStore(self.dtype, self.element_shape, max_num_elements, new_state(data, *meta, es, ces, name))
 
     @classmethod
     def from_rows(cls, dtype, element_shape, max_num_elements, length, at, values):
@@ -557,11 +647,11 @@ class NumericStore(_Store):
         shape = values.shape[1:]
         w = math.prod(shape)
         isz = values.dtype.itemsize
-        h = E.header(dtype, DENSE_SLACK_BYTES, DENSE_FACTOR, _config.PARALLEL_MIN_ELEMENTS)
+        h = header(dtype, _config.DENSE_SLACK_BYTES, _config.DENSE_FACTOR, _config.PARALLEL_MIN_ELEMENTS)
         h[CAP] = h[SIZE] = length
-        state = _new(length, np.uint8, zeros=True)
-        shape_id = _new(length, np.int32, zeros=True)
-        offsets = _new(length, np.int64, zeros=True)
+        state = new_array(length, np.uint8, zeros=True)
+        shape_id = new_array(length, np.int32, zeros=True)
+        offsets = new_array(length, np.int64, zeros=True)
         at = np.asarray(at, np.int64)
         if at.size and not np.array_equal(at, np.arange(at.size)):
             u, first = np.unique(at[::-1], return_index=True)  # each index's last row
@@ -570,17 +660,17 @@ class NumericStore(_Store):
             values = values[rows]
         if w:
             if length > (2**63 - 1) // (w * isz):
-                raise _oom((length, *shape), dtype)
-            data = _new(length * w * isz, np.uint8)
+                raise oom_error((length, *shape), dtype)
+            data = new_array(length * w * isz, np.uint8)
             data.view(dtype).reshape(length, w)[at] = values.reshape(-1, w)
-            h[LAYOUT], h[WIDTH] = _DENSE, w
+            h[LAYOUT], h[WIDTH] = DENSE, w
             offsets[at] = at * w
-            state[at] = _SET | E._E
+            state[at] = _SET | HELD_DATA
         else:
             data = np.empty(0, np.uint8)
             state[at] = _SET
         h[NSHAPES] = 1
-        s = E.new_state(data, state, shape_id, offsets, h, *shape_table([shape]), _NO_I64, _NO_I64, "TensorList")
+        s = new_state(data, state, shape_id, offsets, h, *shape_table([shape]), NO_I64, NO_I64, "TensorList")
         return cls(dtype, element_shape, max_num_elements, s)
 
     @classmethod
@@ -591,11 +681,13 @@ class NumericStore(_Store):
         m = len(lengths)
         lengths = np.asarray(lengths, np.int64)
         if m and w and (lengths == lengths[0]).all() and lengths[0]:
-            return cls.from_rows(dtype, element_shape, max_num_elements, m, np.arange(m), tensor.reshape(m, int(lengths[0]), *rest))  # noqa: E501
-        h = E.header(dtype, DENSE_SLACK_BYTES, DENSE_FACTOR, _config.PARALLEL_MIN_ELEMENTS)
+            return cls.from_rows(
+                dtype, element_shape, max_num_elements, m, np.arange(m), tensor.reshape(m, int(lengths[0]), *rest)
+            )  # noqa: E501
+        h = header(dtype, _config.DENSE_SLACK_BYTES, _config.DENSE_FACTOR, _config.PARALLEL_MIN_ELEMENTS)
         h[CAP] = h[SIZE] = m
-        state = _new(m, np.uint8, zeros=True)
-        offsets = _new(m, np.int64, zeros=True)
+        state = new_array(m, np.uint8, zeros=True)
+        offsets = new_array(m, np.int64, zeros=True)
         u, inv = np.unique(lengths, return_inverse=True)
         shape_id = inv.astype(np.int32).reshape(-1)
         items = lengths * w
@@ -605,21 +697,20 @@ class NumericStore(_Store):
         data = np.ascontiguousarray(tensor).reshape(-1).view(np.uint8).copy()
         state[:] = np.where(items > 0, _FRESH, _SET)
         if data.size:
-            h[LAYOUT], h[USED] = _RAGGED, data.size // tensor.dtype.itemsize
+            h[LAYOUT], h[USED] = RAGGED, data.size // tensor.dtype.itemsize
         shapes = [(int(k), *rest) for k in u]
         h[NSHAPES] = len(shapes)
-        s = E.new_state(data, state, shape_id, offsets, h, *shape_table(shapes), _NO_I64, _NO_I64, "TensorList")
+        s = new_state(data, state, shape_id, offsets, h, *shape_table(shapes), NO_I64, NO_I64, "TensorList")
         return cls(dtype, element_shape, max_num_elements, s)
 
     def zeros_like(self):
         """Return a new storage: the same elements and element shape, set elements zeros, ``max_num_elements`` -1."""
-        raw, state, shape_id, offsets, hdr, dims, starts, items, es, ces, name = E.fields_of(self._s)[:11]
+        raw, state, shape_id, offsets, hdr, dims, starts, items, es, ces, name = fields_of(self._s)[:11]
         try:
             data = np.zeros(raw.size, np.uint8)  # lazily zeroed pages
         except (MemoryError, ValueError):
-            raise _oom((raw.size // int(hdr[ITEMSIZE]),), self.dtype) from None
-        s = E.new_state(data, state.copy(), shape_id.copy(), offsets.copy(), hdr.copy(), dims.copy(), starts.copy(), items.copy(), es, ces, name)  # noqa: E501
-        return NumericStore(self.dtype, self.element_shape, -1, s)
+            raise oom_error((raw.size // int(hdr[ITEMSIZE]),), self.dtype) from None
+        return self._with_data(data, -1)
 
 
 class ObjectStore(_Store):
@@ -631,18 +722,40 @@ class ObjectStore(_Store):
 
     @property
     def length(self):
+        """int: the list's length (``len(items)``) in the newest version, the one the storage holds."""
         return len(self.items)
 
     def is_set(self, i):
+        """Return whether element ``i`` holds an object (is not :data:`_UNSET`); ``0 <= i < length``."""
         return self.items[i] is not _UNSET
 
     def shape_of(self, i):
+        """Return ``()``: every element of a list of variants is a scalar."""
         return ()
 
     def get(self, i):
+        """Return element ``i``, the stored object itself (shared, not copied as a numeric element is).
+
+        Callers check :meth:`is_set` first; an unset element returns the :data:`_UNSET` marker.
+        """
         return self.items[i]
 
     def set_shapes(self, idx=None):
+        """Return ``[(position, shape)]``: the distinct shapes of the set elements of ``idx``, as NumericStore does.
+
+        All elements are scalars, so the result is ``[(k, ())]``, ``k`` the position (in
+        ``idx``) of the first set element, or ``[]`` when none of them is set.
+
+        Parameters
+        ----------
+        idx : sequence of int, optional
+            Element positions in ``[0, length)``; None (the default) for all elements.
+
+        Returns
+        -------
+        list of (int, tuple)
+            At most one ``(position, ())`` pair.
+        """
         items = self.items if idx is None else [self.items[i] for i in idx]
         for k, v in enumerate(items):
             if v is not _UNSET:
@@ -650,21 +763,59 @@ class ObjectStore(_Store):
         return []
 
     def set_mask(self):
+        """Return a new ``(length,)`` bool array: which elements are set."""
         return np.array([v is not _UNSET for v in self.items], bool)
 
     def first_dims(self):
+        """Return a new ``(length,)`` int64 array of -1: every element is a scalar (no first dimension)."""
         return np.full(len(self.items), -1, np.int64)
 
     def concat_rows(self, idx, lengths, rest):
+        """Return what joining the elements ``idx`` along their first axis gives: variant zeros.
+
+        Only unset elements can be joined (a set element is a scalar, which
+        ``TensorListConcat`` refuses before it gets here); unset element ``k`` reads as
+        ``lengths[k]`` rows of :data:`VARIANT_ZERO`.
+
+        Parameters
+        ----------
+        idx : (m,) array_like of int
+            The elements (unused: all of them are unset).
+        lengths : (m,) array_like of int
+            Rows each element contributes.
+        rest : tuple of int
+            The shape of one row.
+
+        Returns
+        -------
+        out : (sum(lengths), *rest) ndarray of object
+            A new array, every entry :data:`VARIANT_ZERO`.
+        """
         # only unset elements can be joined (set ones are scalars): variant zeros
         out = np.empty((int(np.sum(lengths)) if len(lengths) else 0, *rest), object)
         out.reshape(-1)[:] = [VARIANT_ZERO] * out.size
         return out
 
     def unset_count(self, idx):
+        """Return how many of the elements ``idx`` (positions in ``[0, length)``, repeats counted) are unset."""
         return sum(1 for i in idx if self.items[i] is _UNSET)
 
     def rows(self, idx, shape):
+        """Return the elements ``idx`` stacked, unset ones as :data:`VARIANT_ZERO`.
+
+        Parameters
+        ----------
+        idx : (m,) array_like of int
+            Element positions in ``[0, length)`` (not checked), repeats allowed.
+        shape : tuple of int
+            The element shape, ``()`` for the scalars a list of variants holds; with
+            another shape every row is filled with :data:`VARIANT_ZERO`.
+
+        Returns
+        -------
+        out : (m, *shape) ndarray of object
+            A new array holding the set elements themselves (shared, not copied).
+        """
         out = np.empty((len(idx), *shape), object)
         flat = out.reshape(-1) if shape == () else None
         for k, i in enumerate(idx):
@@ -676,6 +827,20 @@ class ObjectStore(_Store):
         return out
 
     def set(self, i, value):
+        """Set element ``i`` to ``value`` (stored by reference), growing the list when ``i >= length``.
+
+        Parameters
+        ----------
+        i : int
+            The position, ``>= 0``; positions between the old length and ``i`` become unset.
+        value : object
+            The element.
+
+        Returns
+        -------
+        tuple
+            The undo entry ``(old length, (i, old element) or None)`` for :meth:`undo`.
+        """
         items = self.items
         n = len(items)
         if i >= n:
@@ -687,6 +852,18 @@ class ObjectStore(_Store):
         return (n, old)
 
     def resize(self, size):
+        """Make the list ``size`` long, cutting elements off the end or appending unset ones.
+
+        Parameters
+        ----------
+        size : int
+            The new length, ``>= 0``.
+
+        Returns
+        -------
+        tuple
+            The undo entry ``(old length, list of the cut elements or None)`` for :meth:`undo`.
+        """
         items = self.items
         n = len(items)
         cut = items[size:] if size < n else None
@@ -697,6 +874,14 @@ class ObjectStore(_Store):
         return (n, cut)
 
     def undo(self, entry):
+        """Undo one log entry (on a copy being brought back to an older version).
+
+        Parameters
+        ----------
+        entry : tuple
+            What :meth:`set` or :meth:`resize` returned, or ``(list of entries,)`` from
+            :meth:`commit_many`, whose entries are undone last first.
+        """
         if entry and isinstance(entry[0], list):
             for e in reversed(entry[0]):
                 self.undo(e)
@@ -714,6 +899,10 @@ class ObjectStore(_Store):
             items.extend([_UNSET] * (n - len(items)))
 
     def copy(self):
+        """Return a storage of its own holding the newest version (version 0, no log).
+
+        The list of elements is copied; the elements themselves are shared.
+        """
         return ObjectStore(self.element_shape, self.max_num_elements, list(self.items))
 
 
@@ -725,4 +914,3 @@ def new_store(dtype, element_shape, max_num_elements, length=0):
     if length:
         st._hdr[SIZE] = length
     return st
-

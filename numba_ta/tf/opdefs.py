@@ -43,8 +43,8 @@ from __future__ import annotations
 from collections import namedtuple
 from typing import Any
 
-from . import _messages
-from ._dtypes import tensor_dtype_name
+from numba_ta.tf import messages as _messages
+from numba_ta.tf.dtypes import tensor_dtype_name
 
 __all__ = [
     "INPUTS",

@@ -57,12 +57,13 @@ from numba.core.compiler_lock import global_compiler_lock
 from numba.core.errors import TypingError
 from numba.core.extending import intrinsic
 
-from . import _engine as E
+from numba_ta.core.state import state_type
+from numba_ta.jit import entries
 
 #: The version of the entries' calling interface; part of every symbol name.
 ABI = "v1"
 
-_ST = E.state_type()
+_ST = state_type()
 _U8 = types.Array(types.uint8, 1, "C")
 _I64 = types.Array(types.int64, 1, "C")
 _SHAPED = types.Tuple((_U8, _I64))  # a result: its bytes and its shape
@@ -112,7 +113,14 @@ def _abi_key() -> str:
     h.update(repr(ENTERING).encode())
     for op, (name, args, ret) in sorted(ENTRIES.items()):
         h.update(repr((op, name, [str(a) for a in args], str(ret))).encode())
-    consts = sorted((k, v) for k, v in vars(E).items() if k.isupper() and type(v) is int)
+    from numba_ta.core import memory, shapes, state, status, sums
+    from numba_ta.tensor_array import engine
+    from numba_ta.tensor_list import listengine
+
+    names: dict[str, int] = {}
+    for module in (state, status, shapes, memory, sums, engine, listengine, entries):
+        names.update((k, v) for k, v in vars(module).items() if k.isupper() and type(v) is int)
+    consts = sorted(names.items())
     h.update(repr(consts).encode())
     return h.hexdigest()[:16]
 
@@ -141,7 +149,7 @@ def register(op: str) -> None:
         if op in _ADDRESSES:
             return
         name, args, ret = ENTRIES[op]
-        entry = getattr(E, name)
+        entry = getattr(entries, name)
         entry.compile(ret(*args))  # the explicit return type fixes the ABI (0 alone would type as a literal)
         cres = entry.overloads[args]
         if cres.signature.return_type != ret:  # pragma: no cover - a changed entry without a new signature

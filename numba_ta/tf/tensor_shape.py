@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
 import numpy as np
 
-from . import _messages
-from ._dtypes import unsupported
-from ._messages import partial_str, py_str
-from .errors import InvalidArgumentError, OpError
+from numba_ta.errors import InvalidArgumentError, OpError
+from numba_ta.tf import messages as _messages
+from numba_ta.tf.dtypes import unsupported
+from numba_ta.tf.messages import partial_str, py_str
 
 if TYPE_CHECKING:
     from typing import TypeAlias, TypeGuard
@@ -317,11 +317,13 @@ class TensorShape:
             raise ValueError(f"Shapes {self} and {TensorShape(other)} are not compatible") from None
 
     def __len__(self) -> int:
+        """Return the rank; raise ``ValueError`` for an unknown rank, as ``tf.TensorShape`` does."""
         if self._dims is None:
             raise ValueError("Cannot take the length of shape with unknown rank.")
         return len(self._dims)
 
     def __iter__(self) -> Iterator[int | None]:
+        """Return an iterator over the dimensions (int, or None if unknown); ``ValueError`` for an unknown rank."""
         if self._dims is None:
             raise ValueError("Cannot iterate over a shape with unknown rank.")
         return iter(self._dims)
@@ -333,6 +335,12 @@ class TensorShape:
     def __getitem__(self, key: slice) -> TensorShape: ...
 
     def __getitem__(self, key: SupportsIndex | slice) -> int | None | TensorShape:
+        """Return dimension ``key`` (int, or None if unknown), or the :class:`TensorShape` a slice selects.
+
+        An index out of range raises ``IndexError``.  For an unknown rank any index gives
+        None and any slice ``TensorShape(None)`` (``tf.TensorShape`` gives a slice with
+        non-negative bounds the rank ``stop - start``).
+        """
         if self._dims is None:
             return TensorShape(None) if isinstance(key, slice) else None
         if isinstance(key, slice):
@@ -340,6 +348,10 @@ class TensorShape:
         return self._dims[key]
 
     def __eq__(self, other: object) -> bool:
+        """Return whether ``other``, read as a shape, has the same dimensions (None equals None), as TF 2 compares.
+
+        ``NotImplemented`` when ``other`` is not a shape.
+        """
         try:
             other = as_partial(other, "other")
         except (TypeError, ValueError):
@@ -347,13 +359,17 @@ class TensorShape:
         return self._dims == other
 
     def __hash__(self) -> int:
+        """Return the hash of the dimensions tuple (of None for an unknown rank): equal shapes hash equal."""
         return hash(self._dims)
 
     def __reduce__(self) -> tuple[type[TensorShape], tuple[tuple[int | None, ...] | None]]:
+        """Pickle as ``TensorShape(dims)``."""
         return TensorShape, (self._dims,)
 
     def __repr__(self) -> str:
+        """Return ``TensorShape([2, None])`` or ``TensorShape(None)``, as ``repr(tf.TensorShape)``."""
         return "TensorShape(None)" if self._dims is None else f"TensorShape({list(self._dims)})"
 
     def __str__(self) -> str:
+        """Return ``str(tf.TensorShape)``: ``(2, None)``, ``(2,)``, ``()`` or ``<unknown>``."""
         return py_str(self._dims)

@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import numpy as np
 
-from . import _messages, raw_ops
-from ._dtypes import as_dtype, graph_array, to_index_array
-from ._registry import TensorArrayHandle
-from ._shapes import TensorShape
-from ._storage import _arange
+from numba_ta import raw_ops
+from numba_ta.core.memory import arange
+from numba_ta.tensor_array.registry import TensorArrayHandle
+from numba_ta.tf import messages as _messages
+from numba_ta.tf.dtypes import as_dtype, graph_array, to_index_array
+from numba_ta.tf.tensor_shape import TensorShape
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -429,7 +430,7 @@ class TensorArray:
         >>> v.flags.writeable
         False
         """
-        return self._gather(_arange(int(self.size()), np.int32), view=not copy)  # TF's range(size), an int32 tensor
+        return self._gather(arange(int(self.size()), np.int32), view=not copy)  # TF's range(size), an int32 tensor
 
     def gather(self, indices: npt.ArrayLike, name: str | None = None) -> npt.NDArray[Any]:
         """Read the given elements into one array (``tf.TensorArray.gather``; op ``TensorArrayGatherV3``).
@@ -526,7 +527,7 @@ class TensorArray:
             graph_array(value, None)  # TF's array_ops.shape(value) first converts it without a dtype
         v = graph_array(value, self._dtype)
         n = v.shape[0] if v.ndim else 0
-        return self._scatter(_arange(n, np.int32), v)  # the value as TF's scatter converts it
+        return self._scatter(arange(n, np.int32), v)  # the value as TF's scatter converts it
 
     def scatter(self, indices: npt.ArrayLike, value: npt.ArrayLike, name: str | None = None) -> TensorArray:
         """Write row ``k`` of ``value`` to element ``indices[k]`` (``tf.TensorArray.scatter``).

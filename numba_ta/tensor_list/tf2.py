@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import _list_ops, _messages
-from ._dtypes import graph_array, to_index_array
-from ._shapes import TensorShape, as_partial, is_compatible, merge
-from ._tensor_list import VARIANT, TensorListHandle
+from numba_ta.tensor_list import ops as _list_ops
+from numba_ta.tensor_list.store import VARIANT, TensorListHandle
+from numba_ta.tf import messages as _messages
+from numba_ta.tf.dtypes import graph_array, to_index_array
+from numba_ta.tf.tensor_shape import TensorShape, as_partial, is_compatible, merge
 
 if TYPE_CHECKING:
     import numpy.typing as npt

@@ -55,13 +55,16 @@ import threading
 
 import numpy as np
 
-from . import _config, _kernels, _messages, _registry
-from . import _engine as E
-from ._dtypes import as_dtype, is_numeric, tf_name, to_index, to_index_array
-from ._engine import (
+from numba_ta.core import config as _config
+from numba_ta.core import kernels
+from numba_ta.core.memory import as_int64, copy_view, new_array, new_header, shape_table, work_oom_error
+from numba_ta.core.state import (
     CAP,
     CAR,
+    CLEARED,
     CLOSED,
+    DATA,
+    DENSE,
     DISALLOWED,
     DYN,
     ES_KNOWN,
@@ -71,33 +74,41 @@ from ._engine import (
     ISGRAD,
     LAYOUT,
     MARKED,
+    NO_BUFFER,
+    NOT_DATA,
     NSHAPES,
     PARMIN,
+    RAGGED,
+    READ,
     SIZE,
     USED,
     WIDTH,
+    WRITTEN,
+    fields_of,
+    new_state,
 )
-from ._messages import shape_str
-from ._shapes import is_compatible, is_fully_defined, merge
-from .errors import OpError
+from numba_ta.core.status import K7, error_of
+from numba_ta.errors import OpError
+from numba_ta.tensor_array import registry as _registry
+from numba_ta.tensor_array.engine import (
+    py_close,
+    py_concat,
+    py_gather,
+    py_gradient_of,
+    py_read,
+    py_scatter,
+    py_split,
+    py_write,
+    set_name,
+)
+from numba_ta.tf import messages as _messages
+from numba_ta.tf.dtypes import INT32_LIMIT, as_dtype, is_numeric, tf_name, to_index, to_index_array
+from numba_ta.tf.messages import op_error, shape_str
+from numba_ta.tf.tensor_shape import is_compatible, is_fully_defined, merge
 
-WRITTEN = np.uint8(1)
-READ = np.uint8(2)
-CLEARED = np.uint8(4)
-DATA = np.uint8(8)
-
-_W, _R, _C, _D = 1, 2, 4, 8  # the same bits as Python ints, for scalar paths
-_WD = _W | _D  # a stored element (Python folds no global names: the fast paths use this)
-_RC, _ND = _R | _C, 0xFF ^ _D
-_NONE, _DENSE, _RAGGED = E._NONE, E._DENSE, E._RAGGED
-# A dense buffer may always be this large (allocated empty: rows never written are never touched,
-# so they take address space, not memory); beyond it, at most DENSE_FACTOR times the bytes of the
-# elements stored.  64 MiB keeps the arrays of the usual sizes dense from their first write, with
-# no growth copies.  Read when an array is made (into its hdr).
-DENSE_SLACK_BYTES = 64 << 20
-DENSE_FACTOR = 2
-_INT64_MAX = 2**63 - 1
-_INT32_LIMIT = 2**31  # op indices are int32
+_WD = WRITTEN | DATA  # a stored element (Python folds no global names: the fast paths use this)
+_RC = READ | CLEARED
+INT64_MAX = 2**63 - 1
 _INT32_MAX = 2**31 - 1
 _NO_DIMS = np.zeros(0, np.int64)
 
@@ -106,15 +117,6 @@ def _first(mask):
     """Return the index of the first True in ``mask``, or ``len(mask)``."""
     pos = int(np.argmax(mask)) if mask.size else 0
     return pos if mask.size and mask[pos] else mask.size
-
-
-_COPY_VIEW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-
-
-def _copy_view(a):
-    """Return a view of ``a`` that the copy kernels compile once per item size for."""
-    u = _COPY_VIEW.get(a.dtype.itemsize)
-    return a if u is None else a.view(u)
 
 
 def _exclusive_cumsum(a):
@@ -129,87 +131,23 @@ def _checked_total(sizes):
     """Return the exact sum of the non-negative int64 ``sizes`` as a Python int (no int64 wrap-around)."""
     if not sizes.size:
         return 0
-    if int(sizes.max()) <= _INT64_MAX // sizes.size:
+    if int(sizes.max()) <= INT64_MAX // sizes.size:
         return int(sizes.sum())
     return sum(sizes.tolist())
 
 
 def _dense_choice(cap, top, have, stored, row_bytes):
     """Apply the memory policy (the engine's ``_dense_rows``) to an array laid out from Python (unpickling)."""
-    budget = max(DENSE_SLACK_BYTES, DENSE_FACTOR * stored * row_bytes)
+    budget = max(_config.DENSE_SLACK_BYTES, _config.DENSE_FACTOR * stored * row_bytes)
     for rows in (max(cap, top), max(top, 2 * have), top):
         if rows * row_bytes <= budget:
             return rows
     return 0
 
 
-def _oom(shape, dtype):
-    """Build TF's allocator error for a tensor (or buffer) of ``shape`` that cannot be allocated."""
-    shape = (shape,) if isinstance(shape, int) else shape
-    return _messages.error("NT-oom", shape=shape_str(shape), dtype=tf_name(dtype))
-
-
-def _new(shape, dtype, zeros=False, make=None):
-    """Allocate an array of ``shape`` and ``dtype``, raising :func:`_oom` (not a raw MemoryError or ValueError).
-
-    Every array an op allocates goes through this check: ``np.empty`` (``np.zeros`` with
-    ``zeros``), or ``make()`` when given, a function that makes the array otherwise
-    (``np.arange``, a conversion) and raises ``MemoryError`` or ``ValueError`` only when it
-    cannot be had.
-    """
-    try:
-        if make is not None:
-            return make()
-        return (np.zeros if zeros else np.empty)(shape, dtype=dtype)
-    except (MemoryError, ValueError):  # ValueError: "array is too big" / more items than an intp holds
-        raise _oom(shape, dtype) from None
-
-
-def _arange(n, dtype):
-    """``np.arange(n)`` of ``dtype`` through :func:`_new`'s check (TF's ``range`` tensor of the class's stack)."""
-    return _new(n, dtype, make=lambda: np.arange(n, dtype=dtype))
-
-
-def _int64(a):
-    """Return ``a`` (integers) as a C-contiguous int64 array: a copy only when needed, through :func:`_new`."""
-    if a.dtype == np.int64 and a.flags.c_contiguous:
-        return a
-    return _new(a.shape, np.int64, make=lambda: np.ascontiguousarray(a, np.int64))
-
-
-def _work_oom(e, n):
-    """Return the error of a kernel that ran out of memory: TF's OOM error for its work array of ``n`` int64s.
-
-    The engine's kernels allocate their results through the engine's own check (an error
-    status, :func:`_oom`'s text); the work arrays they make besides (one int64 per element)
-    raise a raw ``MemoryError``, which becomes this.
-    """
-    return e if isinstance(e, OpError) else _oom(n, np.int64)
-
-
-def _unmask(e):
-    """Return the exception hidden in ``e`` when a signal handler raised inside a C call that then returned.
-
-    Python reports that as ``SystemError: ... returned a result with an exception set``, the
-    handler's exception (a ``KeyboardInterrupt``) as its cause: the user gets the cause.  A
-    compiled call whose result boxing was interrupted (Numba calls back into Python there)
-    nests two such errors: the chain is followed to its end.
-    """
-    masked = "returned a result with an exception set"
-    while e.__cause__ is not None and isinstance(e, SystemError) and masked in str(e):
-        e = e.__cause__
-    return e
-
-
-def _tag(e, op):
-    """Name the op on an error leaving it (TF's ``[Op:...]`` suffix)."""
-    if e.op is None:
-        e.op = op
-
-
 def scalar_index(index, argname="index"):
     """Return the op's scalar ``index`` as an int (TypeError, ValueError: not an int32 integer; K6: not 0-d)."""
-    if type(index) is int and -_INT32_LIMIT <= index < _INT32_LIMIT:
+    if type(index) is int and -INT32_LIMIT <= index < INT32_LIMIT:
         return index
     i = to_index(index, argname)
     if i is None:
@@ -222,21 +160,6 @@ def _partial(es):
     if es is None:
         return _NO_DIMS, False
     return np.array([-1 if d is None else d for d in es], dtype=np.int64), True
-
-
-def shape_table(shapes):
-    """``(dims, starts, items)``: the interned shapes ``shapes`` (a list of tuples) as the struct holds them."""
-    starts = np.zeros(len(shapes) + 1, np.int64)
-    if shapes:
-        np.cumsum([len(t) for t in shapes], out=starts[1:])
-    dims = np.array([d for t in shapes for d in t], dtype=np.int64)
-    items = np.array([math.prod(t) for t in shapes], dtype=np.int64)
-    return dims, starts, items
-
-
-def _header(dtype):
-    """Return a new array's ``hdr``: the engine's ``header`` with the current memory policy and parallel threshold."""
-    return E.header(dtype, DENSE_SLACK_BYTES, DENSE_FACTOR, _config.PARALLEL_MIN_ELEMENTS)
 
 
 def _bytes(value):
@@ -286,15 +209,15 @@ class Storage:
     ):
         dtype = np.dtype(dtype)
         size = int(size)
-        h = _header(dtype)
+        h = new_header(dtype)
         h[SIZE] = h[CAP] = size
         h[DYN], h[CAR], h[IDENT], h[ISGRAD] = bool(dynamic_size), bool(clear_after_read), bool(identical_element_shapes), bool(is_grad)  # noqa: E501  # fmt: skip
         h[MARKED] = int(marked_size)
         h[FASTSID] = -1
         es, h[ES_KNOWN] = _partial(element_shape)
-        meta = [_new(size, t, zeros=True) for t in (np.uint8, np.int32, np.int64)]  # lazily zeroed pages
+        meta = [new_array(size, t, zeros=True) for t in (np.uint8, np.int32, np.int64)]  # lazily zeroed pages
         fields = (np.empty(0, np.uint8), *meta, h, *shape_table([]), es, _NO_DIMS, name)
-        self._adopt(E.new_state(*fields), name, dtype, fields)
+        self._adopt(new_state(*fields), name, dtype, fields)
 
     def _adopt(self, s, name, dtype, fields=None):
         """Take the struct ``s`` as this array's state (a new array: lock, no gradient arrays).
@@ -311,7 +234,7 @@ class Storage:
         self._jit = None  # numba_ta._jit's bookkeeping, made when the array is first passed to @njit code
         self._shapes = []
         self._gen = -1
-        self._refresh(fields or E.fields_of(s))
+        self._refresh(fields or fields_of(s))
         self.clear_after_read = bool(self.hdr[CAR])
         self.identical = bool(self.hdr[IDENT])
         self.is_grad = bool(self.hdr[ISGRAD])
@@ -320,7 +243,7 @@ class Storage:
     def from_struct(cls, s, dtype):
         """Return a new ``Storage`` around an existing struct (one made by compiled code)."""
         st = cls.__new__(cls)
-        fields = E.fields_of(s)
+        fields = fields_of(s)
         st._adopt(s, fields[10], np.dtype(dtype), fields)
         return st
 
@@ -332,7 +255,7 @@ class Storage:
         on for their shape when the new state still allows them (:meth:`_arm`).
         """
         armed = self._fast_shape if self._gen >= 0 else None
-        raw, state, shape_id, offsets, hdr, dims, starts, items, es = (fields or E.fields_of(self._s))[:9]
+        raw, state, shape_id, offsets, hdr, dims, starts, items, es = (fields or fields_of(self._s))[:9]
         h = memoryview(hdr)
         gen = h[GEN]
         shapes = self._shapes
@@ -359,7 +282,7 @@ class Storage:
             self._refresh()
         w = h[WIDTH]
         es = self._es
-        if h[LAYOUT] != _DENSE or not w or math.prod(shape) != w or not is_compatible(es, shape):
+        if h[LAYOUT] != DENSE or not w or math.prod(shape) != w or not is_compatible(es, shape):
             return
         if self.identical and not is_fully_defined(es):
             return
@@ -379,7 +302,7 @@ class Storage:
 
     @name.setter
     def name(self, value):
-        E.set_name(self._s, value)
+        set_name(self._s, value)
         self._name = value
 
     @property
@@ -404,7 +327,7 @@ class Storage:
 
     @property
     def layout(self):
-        """int: ``_NONE``, ``_DENSE`` or ``_RAGGED``."""
+        """int: ``NO_BUFFER``, ``DENSE`` or ``RAGGED``."""
         return self.hdr[LAYOUT]
 
     @property
@@ -438,7 +361,7 @@ class Storage:
     def data(self):
         """Ndarray or None: the flat data buffer, of the array's dtype (None while nothing is stored)."""
         h = self._current()
-        return None if h[LAYOUT] == _NONE and not self._raw.size else self._data
+        return None if h[LAYOUT] == NO_BUFFER and not self._raw.size else self._data
 
     @property
     def state(self):
@@ -494,32 +417,26 @@ class Storage:
     def op_read(self, index, dtype):
         """``TensorArrayReadV3`` after the flow and handle: K6, K8, :meth:`read`; return the element."""
         try:
-            if type(index) is not int or not -_INT32_LIMIT <= index < _INT32_LIMIT:
+            if type(index) is not int or not -INT32_LIMIT <= index < INT32_LIMIT:
                 index = scalar_index(index)
             with self.lock:  # not acquire() + try: a signal between the two would leave the lock held
                 if dtype is not self.dtype:
                     self.check_dtype_read(dtype)
                 return self.read(index)
-        except OpError as e:
-            _tag(e, "TensorArrayReadV3")
-            raise
-        except SystemError as e:
-            raise _unmask(e) from None
+        except (OpError, SystemError) as e:
+            raise op_error(e, "TensorArrayReadV3") from None
 
     def op_write(self, index, value, cell=None, cell_value=None):
         """``TensorArrayWriteV3`` after the flow and handle: K6, K7, :meth:`write` (``value``: an ndarray)."""
         try:
-            if type(index) is not int or not -_INT32_LIMIT <= index < _INT32_LIMIT:
+            if type(index) is not int or not -INT32_LIMIT <= index < INT32_LIMIT:
                 index = scalar_index(index)
             with self.lock:
                 if value.dtype is not self.dtype:
                     self.check_dtype_write(value.dtype)
                 self.write(index, value, cell, cell_value)
-        except OpError as e:
-            _tag(e, "TensorArrayWriteV3")
-            raise
-        except SystemError as e:
-            raise _unmask(e) from None
+        except (OpError, SystemError) as e:
+            raise op_error(e, "TensorArrayWriteV3") from None
 
     def op_gather(self, indices, dtype, attr_shape, view=False):
         """``TensorArrayGatherV3`` after the flow, handle, dtype and attribute: the indices, K8, :meth:`gather`."""
@@ -528,11 +445,8 @@ class Storage:
             with self.lock:
                 self.check_dtype_read(dtype)
                 return self.gather(idx, attr_shape, view)
-        except OpError as e:
-            _tag(e, "TensorArrayGatherV3")
-            raise
-        except SystemError as e:
-            raise _unmask(e) from None
+        except (OpError, SystemError) as e:
+            raise op_error(e, "TensorArrayGatherV3") from None
 
     def op_scatter(self, indices, value, cell=None, cell_value=None):
         """``TensorArrayScatterV3`` after the flow, handle and value: the indices, dim 0, K7, S2, :meth:`scatter`."""
@@ -545,11 +459,8 @@ class Storage:
                 if value.ndim == 0:
                     raise _messages.error("S2", shape=shape_str(value.shape))
                 self.scatter(idx, value, cell, cell_value)
-        except OpError as e:
-            _tag(e, "TensorArrayScatterV3")
-            raise
-        except SystemError as e:
-            raise _unmask(e) from None
+        except (OpError, SystemError) as e:
+            raise op_error(e, "TensorArrayScatterV3") from None
 
     def op_concat(self, dtype, except0):
         """``TensorArrayConcatV3`` after the flow, handle, dtype and attribute: K8, :meth:`concat`."""
@@ -557,11 +468,8 @@ class Storage:
             with self.lock:
                 self.check_dtype_read(dtype)
                 return self.concat(except0)
-        except OpError as e:
-            _tag(e, "TensorArrayConcatV3")
-            raise
-        except SystemError as e:
-            raise _unmask(e) from None
+        except (OpError, SystemError) as e:
+            raise op_error(e, "TensorArrayConcatV3") from None
 
     def op_split(self, value, lengths, cell=None, cell_value=None):
         """``TensorArraySplitV3`` after the flow, handle and value: the lengths, P1-P4, :meth:`split`."""
@@ -578,22 +486,16 @@ class Storage:
                 if total != value.shape[0]:
                     raise _messages.error("P4", total=total, shape=shape_str(value.shape))
                 self.split(value, lens.astype(np.int64, copy=False), self.check_dtype_write, cell, cell_value)
-        except OpError as e:
-            _tag(e, "TensorArraySplitV3")
-            raise
-        except SystemError as e:
-            raise _unmask(e) from None
+        except (OpError, SystemError) as e:
+            raise op_error(e, "TensorArraySplitV3") from None
 
     def op_size(self):
         """``TensorArraySizeV3`` after the flow and handle: T1, the size (an int32 scalar)."""
         try:
             with self.lock:
                 return np.int32(self.checked_size())
-        except OpError as e:
-            _tag(e, "TensorArraySizeV3")
-            raise
-        except SystemError as e:
-            raise _unmask(e) from None
+        except (OpError, SystemError) as e:
+            raise op_error(e, "TensorArraySizeV3") from None
 
     def op_close(self):
         """``TensorArrayCloseV3`` after the handle: :meth:`close` (never fails)."""
@@ -601,7 +503,7 @@ class Storage:
             with self.lock:
                 self.close()
         except SystemError as e:
-            raise _unmask(e) from None
+            raise op_error(e, "TensorArrayCloseV3") from None
 
     # ------------------------------------------------------------------ size / close
     def checked_size(self):
@@ -614,7 +516,7 @@ class Storage:
 
         TF deletes the gradient arrays too (in the same statement as the engine's close).
         """
-        _, self.grads = E.py_close(self._s), {}
+        _, self.grads = py_close(self._s), {}
         self._refresh()  # the views of the old buffers go: they are freed now
 
     # ------------------------------------------------------------------ write
@@ -642,12 +544,12 @@ class Storage:
                 return
         shape = np.array(value.shape, dtype=np.int64)
         if cell is None:
-            if E.py_write(self._s, index, _bytes(value), shape, self._numeric):
-                raise E.error_of(self._s)
+            if py_write(self._s, index, _bytes(value), shape, self._numeric):
+                raise error_of(self._s)
         else:
-            cell[0] = cell_value if not (st := E.py_write(self._s, index, _bytes(value), shape, self._numeric)) else cell[0]  # noqa: E501  # fmt: skip
+            cell[0] = cell_value if not (st := py_write(self._s, index, _bytes(value), shape, self._numeric)) else cell[0]  # noqa: E501  # fmt: skip
             if st:
-                raise E.error_of(self._s)
+                raise error_of(self._s)
         if value.shape != self._fast_shape or h[GEN] != self._gen:  # (a sum into an element keeps them armed)
             self._arm(value.shape)
 
@@ -659,12 +561,14 @@ class Storage:
             st = self._st[index]
             if st & _WD == _WD and self._sidb[index] == self._fast_sid:
                 out = self._fast_rows[index, ...].copy()  # 0-d stays an array
-                self._st[index] = (st | _RC) & _ND if self.clear_after_read else st | _R  # commit, after the copy
+                self._st[index] = (
+                    (st | _RC) & NOT_DATA if self.clear_after_read else st | READ
+                )  # commit, after the copy
                 return out
         r = None  # the result becomes out on the line of the call (a failed op's is empty, of shape [0])
-        out = (r := E.py_read(self._s, index))[1].view(self.dtype).reshape(r[2])
+        out = (r := py_read(self._s, index))[1].view(self.dtype).reshape(r[2])
         if r[0]:
-            raise E.error_of(self._s)
+            raise error_of(self._s)
         if h[GEN] != self._gen:
             self._refresh()
         return out
@@ -682,13 +586,13 @@ class Storage:
         attr, known = _partial(attr_shape)
         self.hdr[PARMIN] = _config.PARALLEL_MIN_ELEMENTS
         r = None
-        idx = _int64(idx)
+        idx = as_int64(idx)
         try:
-            out = (r := E.py_gather(self._s, idx, attr, known, view))[1].view(self.dtype).reshape(r[2])
+            out = (r := py_gather(self._s, idx, attr, known, view))[1].view(self.dtype).reshape(r[2])
         except MemoryError as e:
-            raise _work_oom(e, idx.size) from None
+            raise work_oom_error(e, idx.size) from None
         if r[0]:
-            raise E.error_of(self._s)
+            raise error_of(self._s)
         if view and out.size:
             self._current()  # the views of the struct: is ``out`` a slice of its data buffer?
             if np.may_share_memory(out, self._raw):
@@ -701,11 +605,11 @@ class Storage:
         self.hdr[PARMIN] = _config.PARALLEL_MIN_ELEMENTS
         r = None
         try:
-            out, lengths = (r := E.py_concat(self._s, attr, known))[1].view(self.dtype).reshape(r[2]), r[3]
+            out, lengths = (r := py_concat(self._s, attr, known))[1].view(self.dtype).reshape(r[2]), r[3]
         except MemoryError as e:
-            raise _work_oom(e, int(self.hdr[SIZE])) from None
+            raise work_oom_error(e, int(self.hdr[SIZE])) from None
         if r[0]:
-            raise E.error_of(self._s)
+            raise error_of(self._s)
         return out, lengths
 
     # ------------------------------------------------------------------ many writes
@@ -717,20 +621,20 @@ class Storage:
         if idx.ndim != 1:
             self._check_open()
             raise _messages.error("G2", shape=shape_str(idx.shape))
-        idx = _int64(idx)  # one compiled signature: C-contiguous int64
+        idx = as_int64(idx)  # one compiled signature: C-contiguous int64
         rows, row = value.shape[0], np.array(value.shape[1:], dtype=np.int64)
         self.hdr[PARMIN] = _config.PARALLEL_MIN_ELEMENTS
-        flat = _new(value.shape, value.dtype, make=lambda: _bytes(value))
+        flat = new_array(value.shape, value.dtype, make=lambda: _bytes(value))
         try:
             if cell is None:
-                if E.py_scatter(self._s, idx, flat, rows, row, self._numeric):
-                    raise E.error_of(self._s)
+                if py_scatter(self._s, idx, flat, rows, row, self._numeric):
+                    raise error_of(self._s)
             else:
-                cell[0] = cell_value if not (st := E.py_scatter(self._s, idx, flat, rows, row, self._numeric)) else cell[0]  # noqa: E501  # fmt: skip
+                cell[0] = cell_value if not (st := py_scatter(self._s, idx, flat, rows, row, self._numeric)) else cell[0]  # noqa: E501  # fmt: skip
                 if st:
-                    raise E.error_of(self._s)
+                    raise error_of(self._s)
         except MemoryError as e:
-            raise _work_oom(e, idx.size) from None
+            raise work_oom_error(e, idx.size) from None
         if idx.size:
             self._arm(value.shape[1:])  # later one-element writes and reads of this shape: the fast paths
 
@@ -746,20 +650,20 @@ class Storage:
                 check_dtype(value.dtype)
             except OpError as e:
                 k7 = e
-        lens = _int64(lengths)
+        lens = as_int64(lengths)
         shape = np.array(value.shape, dtype=np.int64)
         self.hdr[PARMIN] = _config.PARALLEL_MIN_ELEMENTS
         bad = k7 is not None
-        flat = _new(value.shape, value.dtype, make=lambda: _bytes(value))
+        flat = new_array(value.shape, value.dtype, make=lambda: _bytes(value))
         try:
             if cell is None:
-                st = E.py_split(self._s, flat, lens, shape, self._numeric, bad)
+                st = py_split(self._s, flat, lens, shape, self._numeric, bad)
             else:
-                cell[0] = cell_value if not (st := E.py_split(self._s, flat, lens, shape, self._numeric, bad)) else cell[0]  # noqa: E501  # fmt: skip
+                cell[0] = cell_value if not (st := py_split(self._s, flat, lens, shape, self._numeric, bad)) else cell[0]  # noqa: E501  # fmt: skip
         except MemoryError as e:
-            raise _work_oom(e, lens.size) from None
+            raise work_oom_error(e, lens.size) from None
         if st:
-            raise k7 if st == E._K7 and k7 is not None else E.error_of(self._s)
+            raise k7 if st == K7 and k7 is not None else error_of(self._s)
         if lens.size:
             self._arm((int(lens[0]),) + tuple(value.shape[1:]))  # when element 0's shape fills a dense row
 
@@ -775,10 +679,10 @@ class Storage:
         """
         es, known = _partial(element_shape)
         prepend = np.array(prepend, dtype=np.int64).reshape(-1)
-        h = _header(fwd.dtype)
-        st, s = E.py_gradient_of(fwd._s, name, h, es, known, prepend)
+        h = new_header(fwd.dtype)
+        st, s = py_gradient_of(fwd._s, name, h, es, known, prepend)
         if st:
-            raise E.error_of(fwd._s)
+            raise error_of(fwd._s)
         return cls.from_struct(s, fwd.dtype)
 
     # ------------------------------------------------------------------ pickling
@@ -832,7 +736,7 @@ class Storage:
                 if bad < src.size:
                     raise _messages.error("NT-corrupt", name=self._name, index=int(idx[keep][bad]))
                 dst = _exclusive_cumsum(sizes)
-                _kernels._gather_segments(_copy_view(self._data), src, sizes, dst, _copy_view(data))
+                kernels.gather_segments(copy_view(self._data), src, sizes, dst, copy_view(data))
             es = self._es
             grads = dict(self.grads)
             name = self._name
@@ -887,6 +791,7 @@ class Storage:
         ValueError
             If ``state`` is not a consistent format-1 state (nothing is registered then).
         """
+
         def bad(why):
             return ValueError(f"not a numba_ta TensorArray state: {why}")
 
@@ -916,16 +821,16 @@ class Storage:
             raise bad(f"data of dtype {data_in.dtype} in an array of {dtype}")
         b = bits.astype(np.int64)
         if (
-            np.any(b & ~(_W | _R | _C | _D))
-            or np.any((b != 0) & (b & _W == 0))
-            or np.any((b & _C != 0) & ((b & _R == 0) | (b & _D != 0)))
+            np.any(b & ~(WRITTEN | READ | CLEARED | DATA))
+            or np.any((b != 0) & (b & WRITTEN == 0))
+            or np.any((b & CLEARED != 0) & ((b & READ == 0) | (b & DATA != 0)))
         ):
             raise bad("invalid element state bits")
         if any(d < 0 for s in shapes for d in s) or any(d is not None and d < 0 for d in es or ()):
             raise bad("negative dimension")
-        if any(math.prod(s) > _INT64_MAX for s in shapes):
+        if any(math.prod(s) > INT64_MAX for s in shapes):
             raise bad("an element shape with more than 2**63 - 1 items")
-        written = (b & _W) != 0
+        written = (b & WRITTEN) != 0
         sid = sid_in.astype(np.int64)
         if np.any(sid[written] < 0) or np.any(sid[written] >= len(shapes)) or np.any(sid[~written] != -1):
             raise bad("shape ids out of range")
@@ -949,21 +854,21 @@ class Storage:
         offsets = np.zeros(n, np.int64)
         flat = np.ascontiguousarray(data_in, dtype=dtype)  # native byte order
         widths = np.unique(sizes[sizes > 0])
-        layout, width, used, data = _NONE, 0, 0, np.empty(0, dtype)
+        layout, width, used, data = NO_BUFFER, 0, 0, np.empty(0, dtype)
         full = sizes > 0
         rows = 0
         if widths.size == 1:  # dense when the memory policy allows (the engine's _dense_rows)
             top = int(idx[full][-1]) + 1
             rows = _dense_choice(n, top, 0, int(np.count_nonzero(full)), int(widths[0]) * dtype.itemsize)
         if rows:
-            layout, width = _DENSE, int(widths[0])
-            data = _new(rows * width, dtype, zeros=True)  # no stale bytes of freed memory in it
+            layout, width = DENSE, int(widths[0])
+            data = new_array(rows * width, dtype, zeros=True)  # no stale bytes of freed memory in it
             data.reshape(rows, width)[idx[full]] = flat.reshape(-1, width)
             offsets[idx] = idx * width
         elif widths.size:
-            layout, used, data = _RAGGED, int(flat.size), flat.copy()
+            layout, used, data = RAGGED, int(flat.size), flat.copy()
             offsets[idx] = _exclusive_cumsum(sizes)
-        h = _header(dtype)
+        h = new_header(dtype)
         h[SIZE] = h[CAP] = n
         h[USED], h[WIDTH], h[LAYOUT] = used, width, layout
         h[DYN], h[CAR], h[IDENT], h[ISGRAD] = flags + [is_grad]
@@ -972,9 +877,9 @@ class Storage:
         fwd_name = _registry.new_name(base)
         name = f"{fwd_name}@{source}" if is_grad else fwd_name
         fields = (data.view(np.uint8), state, shape_id, offsets, h, dims, starts, items, es_arr, _NO_DIMS, name)
-        self._adopt(E.new_state(*fields), name, dtype, fields)
+        self._adopt(new_state(*fields), name, dtype, fields)
         self.grads = grads
-        if layout == _DENSE:  # the fast paths, as the write of that shape would have armed them
+        if layout == DENSE:  # the fast paths, as the write of that shape would have armed them
             fsids = np.unique(sid[idx[sizes > 0]])
             if fsids.size == 1:
                 self._arm(shapes[int(fsids[0])])

@@ -4,8 +4,8 @@ Every kernel takes only ndarrays and integers.  Storage is a 1-D contiguous
 buffer; an element is a run of items starting at an offset.  The engine
 (:mod:`numba_ta._engine`) calls them: the "segment" kernels copy elements of
 any sizes out of the buffer (gather, stack, concat) and into it (scatter,
-unstack, split), and ``_check_reads``, ``_store_reads``, ``_check_writes``
-and ``_plan_reads`` do the per-element checks and state changes of those ops
+unstack, split), and ``check_reads``, ``store_reads``, ``check_writes``
+and ``plan_reads`` do the per-element checks and state changes of those ops
 in one pass each.  Single elements, and gradient sums, are copied and added
 by the engine itself.
 
@@ -17,7 +17,7 @@ offsets); the engine chooses them above ``_config.PARALLEL_MIN_ELEMENTS``
 items.  A kernel and its ``*_par`` variant are one body (a ``prange`` loop)
 compiled twice, by :func:`_serial_and_parallel`.
 
-Every kernel is decorated with :func:`_kernel`, the one place of the decorator
+Every kernel is decorated with :func:`kernel`, the one place of the decorator
 policy (``nogil``, cached on disk, ``parallel`` for the ``*_par`` kernels).
 Where Numba has no writable cache directory it compiles the kernels without
 the cache, with one :class:`KernelCacheWarning` per process.
@@ -33,14 +33,14 @@ import warnings
 import numpy as np
 from numba import njit, prange
 
-from . import _cache
+from numba_ta.core import cache as _cache
 
-# The decorator policy, in one place: every kernel is decorated with ``@_kernel()`` (or
-# ``@_kernel(parallel=True)`` for a ``*_par`` kernel), which applies these options.
+# The decorator policy, in one place: every kernel is decorated with ``@kernel()`` (or
+# ``@kernel(parallel=True)`` for a ``*_par`` kernel), which applies these options.
 _JIT = dict(cache=True, nogil=True)
 _PJIT = dict(_JIT, parallel=True)
 
-#: Names of the functions decorated with :func:`_kernel` (the tests check that every kernel is).
+#: Names of the functions decorated with :func:`kernel` (the tests check that every kernel is).
 _KERNELS = []
 
 _warned_no_cache = False
@@ -66,7 +66,7 @@ def _warn_no_cache(source):
     )
 
 
-def _kernel(parallel=False):
+def kernel(parallel=False):
     """Return the kernels' decorator: ``njit`` with ``_JIT`` (``_PJIT`` when ``parallel``).
 
     Every kernel's cache is a :class:`numba_ta._cache.KernelCache`: Numba's, which first
@@ -180,7 +180,7 @@ def _serial_and_parallel(func):
                              func.__closure__)  # fmt: skip
     par.__qualname__ = func.__qualname__ + "_par"
     par.__doc__ = f"Parallel :func:`{func.__name__}` (``prange`` over elements; their outputs must not overlap)."
-    return _kernel()(func), _kernel(parallel=True)(par)
+    return kernel()(func), kernel(parallel=True)(par)
 
 
 # Element-sized runs.  The segment kernels hand each element to these as contiguous
@@ -188,8 +188,8 @@ def _serial_and_parallel(func):
 # (measured on numba 0.68: a parallel index-loop copy of 64 MiB took 23 ms, these 4 ms).
 
 
-@_kernel()
-def _copy_run(dst, src):
+@kernel()
+def copy_run(dst, src):
     """Copy ``src`` into ``dst`` (1-D, same size).
 
     Parameters
@@ -205,8 +205,8 @@ def _copy_run(dst, src):
         dst[j] = src[j]
 
 
-@_kernel()
-def _add_run(dst, src):
+@kernel()
+def add_run(dst, src):
     """Add ``src`` into ``dst`` (1-D, same size and dtype; IEEE sums, wrapping integers).
 
     Parameters
@@ -222,8 +222,8 @@ def _add_run(dst, src):
         dst[j] += src[j]
 
 
-@_kernel()
-def _zero_run(dst):
+@kernel()
+def zero_run(dst):
     """Set ``dst`` to zeros.
 
     Parameters
@@ -239,7 +239,7 @@ def _zero_run(dst):
         dst[j] = 0
 
 
-def _gather_segments(data, src_offsets, sizes, out_offsets, out):
+def gather_segments(data, src_offsets, sizes, out_offsets, out):
     """Copy element ``k`` (``sizes[k]`` items) to ``out[out_offsets[k]:]``; concat's kernel.
 
     Parameters
@@ -264,17 +264,16 @@ def _gather_segments(data, src_offsets, sizes, out_offsets, out):
         o = out_offsets[k]
         z = sizes[k]
         if s < 0:
-            _zero_run(out[o : o + z])
+            zero_run(out[o : o + z])
         else:
-            _copy_run(out[o : o + z], data[s : s + z])
+            copy_run(out[o : o + z], data[s : s + z])
     return out
 
 
-_gather_segments, _gather_segments_par = _serial_and_parallel(_gather_segments)
+gather_segments, gather_segments_par = _serial_and_parallel(gather_segments)
 
 
-
-def _write_segments(data, dst_offsets, src, src_offsets, sizes):
+def write_segments(data, dst_offsets, src, src_offsets, sizes):
     """Copy ``src[src_offsets[k]:][:sizes[k]]`` to ``data[dst_offsets[k]:]``; split's kernel.
 
     Parameters
@@ -298,13 +297,13 @@ def _write_segments(data, dst_offsets, src, src_offsets, sizes):
         d = dst_offsets[k]
         s = src_offsets[k]
         z = sizes[k]
-        _copy_run(data[d : d + z], src[s : s + z])
+        copy_run(data[d : d + z], src[s : s + z])
 
 
-_write_segments, _write_segments_par = _serial_and_parallel(_write_segments)
+write_segments, write_segments_par = _serial_and_parallel(write_segments)
 
 
-def _store_or_add_segments(data, dst_offsets, src, src_offsets, sizes, add):
+def store_or_add_segments(data, dst_offsets, src, src_offsets, sizes, add):
     """Copy, or add where ``add[k]``, ``src[src_offsets[k]:][:sizes[k]]`` to ``data[dst_offsets[k]:]``.
 
     A scatter or split into a gradient array: elements written before sum (IEEE sums,
@@ -332,21 +331,20 @@ def _store_or_add_segments(data, dst_offsets, src, src_offsets, sizes, add):
         s = src_offsets[k]
         z = sizes[k]
         if add[k]:
-            _add_run(data[d : d + z], src[s : s + z])
+            add_run(data[d : d + z], src[s : s + z])
         else:
-            _copy_run(data[d : d + z], src[s : s + z])
+            copy_run(data[d : d + z], src[s : s + z])
 
 
-_store_or_add_segments, _store_or_add_segments_par = _serial_and_parallel(_store_or_add_segments)
-
+store_or_add_segments, store_or_add_segments_par = _serial_and_parallel(store_or_add_segments)
 
 
 # The bookkeeping of the many-element reads (gather, stack, concat): one pass each for the checks
 # and for the state changes, instead of a dozen numpy passes (which cost ~50 us per call).
 
 
-@_kernel()
-def _check_reads(idx, state, shape_id, n, is_grad, clear, zsid, keys, seen, sids):
+@kernel()
+def check_reads(idx, state, shape_id, n, is_grad, clear, zsid, keys, seen, sids):
     """Run the per-element checks of TF's ``ReadMany``, in order; fill ``sids``.
 
     Parameters
@@ -398,9 +396,9 @@ def _check_reads(idx, state, shape_id, n, is_grad, clear, zsid, keys, seen, sids
     return idx.size, 0
 
 
-@_kernel()
-def _store_reads(idx, state, shape_id, new_state, sids):
-    """Commit a ``ReadMany`` planned by :func:`_plan_reads`: one pass of stores.
+@kernel()
+def store_reads(idx, state, shape_id, new_state, sids):
+    """Commit a ``ReadMany`` planned by :func:`plan_reads`: one pass of stores.
 
     Parameters
     ----------
@@ -423,8 +421,8 @@ def _store_reads(idx, state, shape_id, new_state, sids):
         shape_id[i] = sids[k]
 
 
-@_kernel()
-def _check_writes(idx, state, shape_id, n, is_grad, sids, items, numeric, keys, seen, add, fresh, dup):
+@kernel()
+def check_writes(idx, state, shape_id, n, is_grad, sids, items, numeric, keys, seen, add, fresh, dup):
     """Run the per-element checks of TF's ``WriteOrAggregateMany``, in order (scatter, split).
 
     Parameters
@@ -489,18 +487,18 @@ def _check_writes(idx, state, shape_id, n, is_grad, sids, items, numeric, keys, 
     return idx.size, 0, 0
 
 
-@_kernel()
-def _plan_reads(idx, state, offsets, sids, items, clear, data_size, src, new_state):
+@kernel()
+def plan_reads(idx, state, offsets, sids, items, clear, data_size, src, new_state):
     """Plan where TF's ``ReadMany`` copies from, and each element's state after it; write no metadata.
 
     Parameters
     ----------
     idx : (m,) ndarray of intp
-        Element indices (all below the capacity of ``state``), checked by :func:`_check_reads`.
+        Element indices (all below the capacity of ``state``), checked by :func:`check_reads`.
     state, offsets : (capacity,) ndarray of uint8, int64
         Per-element state bits (written 1, read 2, cleared 4, data 8) and data offsets.
     sids : (m,) ndarray of int64
-        Shape ids from :func:`_check_reads`.
+        Shape ids from :func:`check_reads`.
     items : (n_shapes,) ndarray of int64
         Items of each shape id.
     clear : int

@@ -59,6 +59,7 @@ _TF_NAMES = {
 }
 
 _INT32 = np.iinfo(np.int32)
+INT32_LIMIT = 2**31  # an op's int32 index i holds -INT32_LIMIT <= i < INT32_LIMIT (the ops' inline checks)
 _INT64 = np.iinfo(np.int64)
 
 
@@ -166,8 +167,10 @@ def to_array(value, argname="value"):
         return value if value.dtype.isnative else _native(value)
     if hasattr(value, "numpy") and not isinstance(value, np.ndarray):
         value = value.numpy()
-    if isinstance(value, (np.ndarray, np.generic)) or hasattr(value, "__array__") or hasattr(
-        value, "__array_interface__"
+    if (
+        isinstance(value, (np.ndarray, np.generic))
+        or hasattr(value, "__array__")
+        or hasattr(value, "__array_interface__")
     ):
         return _native(np.asarray(value))
     return _python_array(value, argname)
@@ -497,7 +500,7 @@ def _is_array_like(obj):
     return not isinstance(obj, bytes)
 
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # numba_ta/
 _ComplexWarning = getattr(np, "exceptions", np).ComplexWarning
 _ERR_KEYS = {"overflow": "over", "invalid value": "invalid"}
 

@@ -71,7 +71,8 @@ from typing import Any
 
 import numpy as np
 
-from . import _list_ops, raw_ops
+from numba_ta import raw_ops
+from numba_ta.tensor_list import ops as _list_ops
 
 __all__ = [
     "tensor_list_push_back_grad",
@@ -97,7 +98,7 @@ def _tensor(value: Any, argname: str) -> np.ndarray:
     return _list_ops._value(value, argname)
 
 
-def _shape(t: np.ndarray) -> np.ndarray:
+def shape_at(t: np.ndarray) -> np.ndarray:
     """``tf.shape(t)``: the shape as an int32 vector."""
     return np.array(t.shape, np.int32)
 
@@ -164,7 +165,7 @@ def tensor_list_push_back_grad(input_handle: Any, tensor: Any, dlist: Any) -> tu
     if dlist is None:
         return None, None
     t = _tensor(tensor, "tensor")
-    out = raw_ops.TensorListPopBack(input_handle=dlist, element_shape=_shape(t), element_dtype=t.dtype)
+    out = raw_ops.TensorListPopBack(input_handle=dlist, element_shape=shape_at(t), element_dtype=t.dtype)
     return out[0], out[1]
 
 
@@ -342,7 +343,7 @@ def tensor_list_set_item_grad(
     it = _tensor(item, "item")
     list_grad = raw_ops.TensorListSetItem(input_handle=dlist, index=index, item=_zeros_like(it))
     item_grad = raw_ops.TensorListGetItem(
-        input_handle=dlist, index=index, element_shape=_shape(it), element_dtype=it.dtype
+        input_handle=dlist, index=index, element_shape=shape_at(it), element_dtype=it.dtype
     )
     if resize_if_index_out_of_bounds:
         size = raw_ops.TensorListLength(input_handle=input_handle)

@@ -6,6 +6,11 @@
     items, the serial kernel otherwise.  Environment variable
     ``NUMBA_TA_PARALLEL_MIN_ELEMENTS``; default 2**22 items (measured break-even on 2 cores).  Set it with
     :func:`numba_ta.set_parallel_threshold`.
+``DENSE_SLACK_BYTES``, ``DENSE_FACTOR``
+    The memory policy (:mod:`numba_ta.core.memory`): a dense buffer may always be
+    ``DENSE_SLACK_BYTES`` large (64 MiB: allocated empty, rows never written take
+    address space, not memory); beyond it, at most ``DENSE_FACTOR`` times the bytes of
+    the elements stored.  Read when an array or a list is made (into its header).
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ def _read_env() -> int:
 
 
 PARALLEL_MIN_ELEMENTS = _read_env()
+DENSE_SLACK_BYTES = 64 << 20
+DENSE_FACTOR = 2
 
 
 def _reset() -> None:

@@ -18,14 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from . import _messages
-from ._dtypes import as_dtype, to_array, to_index_array, unsupported
-from ._messages import partial_str, shape_str
-from ._opdefs import INPUTS, TensorListConcatResult, TensorListConcatV2Result, TensorListPopBackResult, check_input
-from ._registry import TensorArrayHandle
-from ._shapes import as_partial, is_compatible, is_fully_defined, merge
-from ._storage import _arange, _int64, _new, _tag, _unmask, _work_oom
-from ._tensor_list import (
+from numba_ta.core.memory import arange, as_int64, new_array, work_oom_error
+from numba_ta.errors import OpError
+from numba_ta.tensor_array.registry import TensorArrayHandle
+from numba_ta.tensor_list.store import (
     _UNSET,
     VARIANT,
     VARIANT_ZERO,
@@ -37,7 +33,17 @@ from ._tensor_list import (
     new_store,
     store_of,
 )
-from .errors import OpError
+from numba_ta.tf import messages as _messages
+from numba_ta.tf.dtypes import as_dtype, to_array, to_index_array, unsupported
+from numba_ta.tf.messages import op_error, partial_str, shape_str
+from numba_ta.tf.opdefs import (
+    INPUTS,
+    TensorListConcatResult,
+    TensorListConcatV2Result,
+    TensorListPopBackResult,
+    check_input,
+)
+from numba_ta.tf.tensor_shape import as_partial, is_compatible, is_fully_defined, merge
 
 __all__ = [
     "EmptyTensorList",
@@ -71,11 +77,8 @@ def _op(name):
         def wrapper(*args, **kwargs):
             try:
                 return func(*args, **kwargs)
-            except OpError as e:
-                _tag(e, name)
-                raise
-            except SystemError as e:
-                raise _unmask(e) from None
+            except (OpError, SystemError) as e:
+                raise op_error(e, name) from None
 
         return wrapper
 
@@ -124,7 +127,11 @@ def _value(value, argname):
         a = np.empty((), object)
         a[()] = value
         return a
-    if isinstance(value, (np.ndarray, np.generic, numbers.Number, str, bytes, list, tuple)) or hasattr(value, "__array__") or hasattr(value, "numpy"):  # noqa: E501
+    if (
+        isinstance(value, (np.ndarray, np.generic, numbers.Number, str, bytes, list, tuple))
+        or hasattr(value, "__array__")
+        or hasattr(value, "numpy")
+    ):  # noqa: E501
         return to_array(value, argname)
     if value is None:
         raise unsupported(argname, value)
@@ -171,11 +178,11 @@ def _nested_handles(x):
     def walk(v, depth):
         if depth == len(shape):
             if isinstance(v, (list, tuple)):
-                raise ValueError(_RAGGED)
+                raise ValueError(RAGGED)
             flat.append(v)
             return
         if not isinstance(v, (list, tuple)) or len(v) != shape[depth]:
-            raise ValueError(_RAGGED)
+            raise ValueError(RAGGED)
         for item in v:
             walk(item, depth + 1)
 
@@ -190,7 +197,7 @@ def _nested_handles(x):
     return a.reshape(shape)
 
 
-_RAGGED = "Can't convert non-rectangular Python sequence to Tensor."
+RAGGED = "Can't convert non-rectangular Python sequence to Tensor."
 
 
 def _list(x, op, k=0):
@@ -271,7 +278,7 @@ def _zeros(dtype, shape):
         out = np.empty(shape, object)
         out.reshape(-1)[:] = [VARIANT_ZERO] * out.size
         return out
-    return _new(shape, dtype, zeros=True)
+    return new_array(shape, dtype, zeros=True)
 
 
 def _check_dtype(op_dtype, st):
@@ -450,7 +457,7 @@ def _from_rows(dt, es, length, at, t):
     try:
         return NumericStore.from_rows(dt, es, -1, length, at, t).handle()
     except MemoryError as e:  # its work arrays of length elements: TF's OOM error
-        raise _work_oom(e, length) from None
+        raise work_oom_error(e, length) from None
 
 
 @_op("TensorListFromTensor")
@@ -500,7 +507,7 @@ def TensorListFromTensor(tensor: Any, element_shape: Any, name: str | None = Non
     if not is_compatible(es, t.shape[1:]):
         raise _messages.error("L11", element_shape=partial_str(es), shape=shape_str(t.shape[1:]))
     n = t.shape[0]
-    return _from_rows(t.dtype, es, n, _arange(n, np.int64), t)
+    return _from_rows(t.dtype, es, n, arange(n, np.int64), t)
 
 
 # --------------------------------------------------------------------------- inspecting
@@ -668,11 +675,8 @@ def TensorListGetItem(  # noqa: N802
         if not is_fully_defined(m):
             raise _messages.error("L14", element_shape=partial_str(m))
         return _zeros(st.dtype, m)
-    except OpError as e:
-        _tag(e, "TensorListGetItem")
-        raise
-    except SystemError as e:  # a signal's error hidden in a C call
-        raise _unmask(e) from None
+    except (OpError, SystemError) as e:
+        raise op_error(e, "TensorListGetItem") from None
 
 
 def TensorListSetItem(  # noqa: N802
@@ -744,11 +748,8 @@ def TensorListSetItem(  # noqa: N802
         if i < 0 or (i >= n and not resize_if_index_out_of_bounds):
             raise _messages.error("L15", index=i, size=n)
         return st.commit(st.set(i, _store(v, st.dtype)))
-    except OpError as e:
-        _tag(e, "TensorListSetItem")
-        raise
-    except SystemError as e:  # a signal's error hidden in a C call
-        raise _unmask(e) from None
+    except (OpError, SystemError) as e:
+        raise op_error(e, "TensorListSetItem") from None
 
 
 def TensorListPushBack(input_handle: Any, tensor: Any, name: str | None = None) -> TensorListHandle:  # noqa: N802
@@ -810,11 +811,8 @@ def TensorListPushBack(input_handle: Any, tensor: Any, name: str | None = None) 
         if 0 <= m <= n:
             raise _messages.error("L19", size=n, max_num_elements=m)
         return st.commit(st.set(n, _store(v, st.dtype)))
-    except OpError as e:
-        _tag(e, "TensorListPushBack")
-        raise
-    except SystemError as e:  # a signal's error hidden in a C call
-        raise _unmask(e) from None
+    except (OpError, SystemError) as e:
+        raise op_error(e, "TensorListPushBack") from None
 
 
 def _handles(value, argname, op):
@@ -966,11 +964,8 @@ def TensorListPopBack(  # noqa: N802
                 raise _messages.error("L21", element_shape=partial_str(m))
             value = _zeros(st.dtype, m)
         return TensorListPopBackResult(st.commit(st.resize(n - 1)), value)
-    except OpError as e:
-        _tag(e, "TensorListPopBack")
-        raise
-    except SystemError as e:  # a signal's error hidden in a C call
-        raise _unmask(e) from None
+    except (OpError, SystemError) as e:
+        raise op_error(e, "TensorListPopBack") from None
 
 
 @_op("TensorListResize")
@@ -1086,9 +1081,9 @@ def TensorListStack(  # noqa: N802
     if not is_fully_defined(m):
         raise _messages.error("L30", element_shape=partial_str(m))
     try:
-        return st.rows(_arange(n, np.int64), m)
+        return st.rows(arange(n, np.int64), m)
     except MemoryError as e:  # the work arrays of n elements: TF's OOM error
-        raise _work_oom(e, n) from None
+        raise work_oom_error(e, n) from None
 
 
 @_op("TensorListGather")
@@ -1143,7 +1138,7 @@ def TensorListGather(  # noqa: N802
     _check_shape_input(element_shape, "TensorListGather")
     _check_dtype(dt, st)
     m = merge(_shape_input(element_shape), st.element_shape)
-    idx = _int64(_scalar_int(indices, "indices").reshape(-1))
+    idx = as_int64(_scalar_int(indices, "indices").reshape(-1))
     if idx.size == 0:
         if not is_fully_defined(m):
             raise _messages.error("L31", element_shape=partial_str(m))
@@ -1164,7 +1159,7 @@ def TensorListGather(  # noqa: N802
             return _zeros(st.dtype, (idx.size, *m))
         return st.rows(idx, m)
     except MemoryError as e:
-        raise _work_oom(e, idx.size) from None
+        raise work_oom_error(e, idx.size) from None
 
 
 def _scatter_checks(op, tensor, indices, element_shape, num_elements=None):
@@ -1433,10 +1428,10 @@ def _concat(op, input_handle, element_dtype, es_in, leading, v2):
                     raise _messages.error("L44", index=int(first[0]))
             else:
                 merge(rest, es[1:])
-        out = st.concat_rows(_arange(n, np.int64), lengths, rest)
-        return result(out, _int64(lengths))
+        out = st.concat_rows(arange(n, np.int64), lengths, rest)
+        return result(out, as_int64(lengths))
     except MemoryError as e:
-        raise _work_oom(e, n) from None
+        raise work_oom_error(e, n) from None
 
 
 @_op("TensorListConcat")

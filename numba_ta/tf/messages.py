@@ -133,7 +133,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from .errors import (
+from numba_ta.errors import (
     InternalError,
     InvalidArgumentError,
     NotFoundError,
@@ -179,8 +179,7 @@ MESSAGES: Mapping[str, tuple[type[Exception], str]] = MappingProxyType(
         ),
         "T6": (
             _IA,
-            "TensorArray {name}: Could not write to TensorArray index {index} because it has already been written "
-            "to.",
+            "TensorArray {name}: Could not write to TensorArray index {index} because it has already been written to.",
         ),
         "T7": (
             _IA,
@@ -220,13 +219,11 @@ MESSAGES: Mapping[str, tuple[type[Exception], str]] = MappingProxyType(
         ),
         "G4": (
             _IA,
-            "TensorArray was passed element_shape {element_shape} which does not match the Tensor at index 0: "
-            "{shape}",
+            "TensorArray was passed element_shape {element_shape} which does not match the Tensor at index 0: {shape}",
         ),
         "G5": (
             _IA,
-            "TensorArray has inconsistent shapes.  Index 0 has shape: {shape0} but index {position} has shape: "
-            "{shape}",
+            "TensorArray has inconsistent shapes.  Index 0 has shape: {shape0} but index {position} has shape: {shape}",
         ),
         "S2": (_IA, "Input value for unpack must be at least a vector but received shape: {shape}"),
         "S3": (_IA, "Expected len(indices) == values.shape[0], but saw: {n_indices} vs. {n_values}"),
@@ -792,3 +789,48 @@ def py_str(p: Iterable[int | None] | None) -> str:
     if p is None:
         return "<unknown>"
     return str(tuple(p))
+
+
+def op_error(e: BaseException, op: str) -> BaseException:
+    """Return the exception an op raises for ``e``, an exception leaving the op (its one error handler).
+
+    Every op ends in ``except (OpError, SystemError) as e: raise op_error(e, "<op>") from None``.
+
+    Parameters
+    ----------
+    e : OpError or SystemError
+        What the op's body raised.
+    op : str
+        The op's name, as TensorFlow names it (``"TensorArrayWriteV3"``).
+
+    Returns
+    -------
+    BaseException
+        An :class:`~numba_ta.errors.OpError` as it is, named after ``op`` unless an
+        inner op named it already (TF's ``[Op:<op>]`` suffix).  A ``SystemError`` that
+        masks a signal handler's exception (Python reports an exception a handler raised
+        inside a C call that then returned as ``SystemError: ... returned a result with
+        an exception set``, the handler's exception as its cause; a compiled call whose
+        result boxing was interrupted nests two) gives that exception, the chain followed
+        to its end; any other ``SystemError`` is returned as it is.
+
+    Examples
+    --------
+    >>> from numba_ta.errors import InvalidArgumentError
+    >>> str(op_error(InvalidArgumentError("bad index"), "TensorArrayReadV3"))
+    'bad index [Op:TensorArrayReadV3]'
+    >>> masked = SystemError("<built-in method x> returned a result with an exception set")
+    >>> masked.__cause__ = KeyboardInterrupt()
+    >>> type(op_error(masked, "TensorArrayReadV3")).__name__
+    'KeyboardInterrupt'
+    """
+    if isinstance(e, OpError):
+        if e.op is None:
+            e.op = op
+        return e
+    while e.__cause__ is not None and isinstance(e, SystemError) and _MASKED in str(e):
+        e = e.__cause__
+    return e
+
+
+_MASKED = "returned a result with an exception set"

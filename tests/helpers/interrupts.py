@@ -1,0 +1,236 @@
+"""Interruption by a tracing function: the machinery the interrupt-safety tests share.
+
+:class:`Interrupter` runs a callable under :func:`sys.settrace` and raises
+``KeyboardInterrupt`` at the k-th *eligible* event of a frame whose code it traces
+(by default :func:`in_numba_ta`: code in numba_ta's package, except the compiled
+modules named in :data:`COMPILED`).  The events are ``'call'``, ``'line'`` and
+``'return'``; two kinds of line events are skipped because no signal can land there
+(tests/test_interrupts.py's module docstring explains both):
+
+* the first instruction after a protected region (a ``with`` body, a ``try`` body
+  with ``finally``) when the instruction before it was inside the region;
+* the lines of an ``except``/``finally`` handler entered by an exception, up to its
+  first call.
+
+Everything here is generic: nothing depends on the TensorArray or the TensorList
+storage.
+"""
+
+from __future__ import annotations
+
+import dis
+import functools
+import importlib.util
+import linecache
+import os
+import sys
+import traceback
+
+import numpy as np
+
+import numba_ta
+
+PKG_DIR = os.path.dirname(os.path.abspath(numba_ta.__file__)) + os.sep
+"""numba_ta's package directory (with a trailing separator)."""
+
+COMPILED = (
+    "numba_ta.core.kernels",
+    "numba_ta.core.memory",
+    "numba_ta.core.shapes",
+    "numba_ta.core.state",
+    "numba_ta.core.status",
+    "numba_ta.core.sums",
+    "numba_ta.tensor_array.engine",
+    "numba_ta.tensor_list.listengine",
+)
+"""Modules of compiled functions (no Python frames, except under ``NUMBA_DISABLE_JIT=1``): never traced.
+
+Module *names*; a name that does not exist is skipped.  ``core.memory`` also holds the Python
+layer's allocation helpers (``new_array``...), which change no state: not tracing them costs
+interrupt points inside numpy's allocations only.
+"""
+
+
+def _module_files(names):
+    out = []
+    for name in names:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):  # its parent package does not exist
+            spec = None
+        if spec is not None and spec.origin:
+            out.append(os.path.abspath(spec.origin))
+    return frozenset(out)
+
+
+COMPILED_FILES = _module_files(COMPILED)
+"""The files of the modules of :data:`COMPILED` that exist."""
+
+
+def in_numba_ta(code):
+    """Whether ``code`` is numba_ta's Python code (its package, outside the compiled modules)."""
+    fn = code.co_filename
+    return fn.startswith(PKG_DIR) and fn not in COMPILED_FILES
+
+
+@functools.cache
+def _exception_table(code):
+    try:
+        return tuple(dis._parse_exception_table(code))  # CPython >= 3.11
+    except Exception:  # noqa: BLE001 - older CPython: no table, no protected regions to follow
+        return ()
+
+
+def _handler(code, offset):
+    """Target of the exception-table entry covering instruction ``offset`` (None: unprotected)."""
+    if offset is None:
+        return None
+    for e in _exception_table(code):
+        if e.start <= offset < e.end:
+            return e.target
+    return None
+
+
+@functools.cache
+def _code_info(code):
+    """(offsets of exception-handler targets, offsets of call instructions) of ``code``."""
+    targets = frozenset(e.target for e in _exception_table(code))
+    calls = frozenset(i.offset for i in dis.get_instructions(code) if i.opname.startswith("CALL"))
+    return targets, calls
+
+
+def signal_can_land(code, prev, cur):
+    """Whether raising before instruction ``cur`` (``prev`` ran just before) is a point a signal could hit.
+
+    Not when ``prev`` was inside a protected region and ``cur`` is outside it (or in another):
+    a signal handler run there runs at ``prev``, inside the region.
+    """
+    h = _handler(code, prev)
+    return h is None or h == _handler(code, cur)
+
+
+def holds(v, want):
+    """Whether ``v`` (or a tuple holding it) is an ndarray equal to ``want`` bit for bit."""
+    if isinstance(v, np.ndarray):
+        return v.dtype == want.dtype and v.shape == want.shape and v.tobytes() == want.tobytes()
+    if isinstance(v, tuple):
+        return any(holds(x, want) for x in v)
+    return False
+
+
+class Interrupter:
+    """A tracing function raising ``KeyboardInterrupt`` at the ``k``-th eligible event (k=0: never).
+
+    Parameters
+    ----------
+    k : int
+        The event to raise at (1-based); 0 counts the events without raising.
+    traced : callable, optional
+        ``traced(code)``: whether the frames of ``code`` are counted (default :func:`in_numba_ta`).
+    want : ndarray, optional
+        A result to look for when raising: ``in_hand`` tells whether a traced frame already held it.
+
+    Attributes
+    ----------
+    count : int
+        The eligible events seen.
+    where : str or None
+        Where it raised (``file:line (event) source``); None if it did not.
+    """
+
+    def __init__(self, k, traced=in_numba_ta, want=None):
+        self.k = k
+        self.traced = traced
+        self.want = want
+        self.count = 0
+        self.where = None
+        self.site = None  # (file relative to the package's parent, line) where it raised
+        self.in_hand = None
+
+    def global_trace(self, frame, event, arg):
+        """The global tracing function (``sys.settrace``)."""
+        code = frame.f_code
+        if not self.traced(code):
+            return None
+        frame.f_trace_opcodes = True
+        targets, calls = _code_info(code)
+        prev = [None]
+        unwinding = [False]  # jumped into a handler by an exception, no call since: no signal can land
+        self._event(frame, "call", arg)
+
+        def local(frame, event, arg):
+            if event == "opcode":
+                cur = frame.f_lasti
+                if cur in targets and _handler(code, prev[0]) == cur:
+                    unwinding[0] = True
+                elif prev[0] in calls:
+                    unwinding[0] = False  # CPython checks for pending signals after a call
+                prev[0] = cur
+                return local
+            if event == "line" and (unwinding[0] or not signal_can_land(code, prev[0], frame.f_lasti)):
+                return local
+            if event in ("line", "return"):
+                self._event(frame, event, arg)
+            return local
+
+        return local
+
+    def _event(self, frame, event, arg):
+        self.count += 1
+        if self.count != self.k:
+            return
+        self.where = where(frame, event)
+        self.site = (_rel(frame.f_code.co_filename), frame.f_lineno)
+        if self.want is not None:
+            self.in_hand = (event == "return" and holds(arg, self.want)) or result_in_frames(
+                frame, self.want, self.traced
+            )
+        raise KeyboardInterrupt(f"interrupt #{self.k} at {self.where}")
+
+    def run(self, fn):
+        """Return ``fn()``, run under this tracer."""
+        old = sys.gettrace()
+        sys.settrace(self.global_trace)
+        try:
+            return fn()
+        finally:
+            sys.settrace(old)
+
+
+def _rel(fn):
+    return os.path.relpath(fn, os.path.dirname(PKG_DIR.rstrip(os.sep)))
+
+
+def where(frame, event):
+    """``file:line (event) source`` of a frame, the file relative to numba_ta's parent directory."""
+    fn = frame.f_code.co_filename
+    line = linecache.getline(fn, frame.f_lineno).strip()
+    return f"{_rel(fn)}:{frame.f_lineno} ({event}) {line[:90]}"
+
+
+def result_in_frames(frame, want, traced):
+    """Whether a traced frame from ``frame`` outwards holds ``want`` in a local variable."""
+    f = frame
+    while f is not None and traced(f.f_code):
+        for v in list(f.f_locals.values()):
+            if holds(v, want):
+                return True
+        f = f.f_back
+    return False
+
+
+def drop(exc):
+    """Free the frames an exception holds (they keep arrays and buffers alive)."""
+    if exc is not None and exc.__traceback__ is not None:
+        traceback.clear_frames(exc.__traceback__)
+        exc.__traceback__ = None
+
+
+def chain(exc):
+    """The exception, its cause or context, theirs, ... (each once)."""
+    out, seen = [], set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        out.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return out
