@@ -108,9 +108,11 @@ SCRIPT = textwrap.dedent(
     assert ta.stack().shape == (3, 2)
 
     from numba.core.registry import CPUDispatcher
-    from numba_ta.tensor_list import store as _tensor_list
+    from numba_ta.core import state
+    from numba_ta.tensor_array import engine
+    from numba_ta.tensor_list import listengine, store
     compiled = loaded = 0
-    for module in (_engine, _kernels, _tensor_list):
+    for module in (state, engine, _kernels, listengine, store):
         for obj in vars(module).values():
             if isinstance(obj, CPUDispatcher):
                 loaded += sum(obj.stats.cache_hits.values())

@@ -203,11 +203,11 @@ def test_an_op_of_several_changes_that_fails_half_way_changes_nothing(monkeypatc
     real_set = NumericStore.set
     calls = []
 
-    def failing_set(self, i, value):
+    def failing_set(self, i, value, into=None):
         calls.append(i)
         if len(calls) == 2:
             raise MemoryError("the second change cannot be allocated")
-        return real_set(self, i, value)
+        return real_set(self, i, value, into)
 
     monkeypatch.setattr(NumericStore, "set", failing_set)
     with pytest.raises(MemoryError):

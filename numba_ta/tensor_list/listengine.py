@@ -96,9 +96,18 @@ if getattr(config, "DISABLE_JIT", False):
 
 
 @kernels.kernel()
-def py_tl_set(s, index, flat, shape):
-    """:func:`tl_set` for the Python layer: ``(status, saved, at)``."""
-    return tl_set(s, index, flat, shape)
+def py_tl_set_into(s, index, flat, shape, saved, at):
+    """:func:`tl_set` for the Python layer: the status; the bytes it overwrote go into the caller's ``saved``.
+
+    ``saved`` (uint8, ``flat.size`` long) and ``at`` (one int64) are in the caller's undo
+    entry before the call (``at[0]`` -1: nothing overwritten), so the entry is complete
+    the moment the element changes.
+    """
+    st, got, where = tl_set(s, index, flat, shape)
+    if where >= 0:
+        saved[: got.size] = got
+    at[0] = where
+    return st
 
 
 @kernels.kernel()

@@ -654,7 +654,7 @@ def TensorListGetItem(  # noqa: N802
         if type(element_shape) is not int:
             _check_shape_input(element_shape, "TensorListGetItem")
         st = h._st
-        if h._v != st.ver:
+        if h._v != st.base + len(st.log):  # (st.ver, inline)
             st = st.materialize(h)
         _check_dtype(dt, st)
         if type(index) is int and -(2**31) <= index < 2**31:
@@ -730,7 +730,7 @@ def TensorListSetItem(  # noqa: N802
         h = input_handle if type(input_handle) is TensorListHandle else _list(input_handle, "TensorListSetItem")
         v = item if type(item) is np.ndarray and item.dtype.isnative else _value(item, "item")
         st = h._st
-        if h._v != st.ver:
+        if h._v != st.base + len(st.log):  # (st.ver, inline)
             st = st.materialize(h)
         _check_dtype(v.dtype, st)
         if type(index) is int and -(2**31) <= index < 2**31:
@@ -747,7 +747,7 @@ def TensorListSetItem(  # noqa: N802
         n = st.length
         if i < 0 or (i >= n and not resize_if_index_out_of_bounds):
             raise _messages.error("L15", index=i, size=n)
-        return st.commit(st.set(i, _store(v, st.dtype)))
+        return st.set(i, _store(v, st.dtype))
     except (OpError, SystemError) as e:
         raise op_error(e, "TensorListSetItem") from None
 
@@ -799,18 +799,19 @@ def TensorListPushBack(input_handle: Any, tensor: Any, name: str | None = None) 
         h = input_handle if type(input_handle) is TensorListHandle else _list(input_handle, "TensorListPushBack")
         v = tensor if type(tensor) is np.ndarray and tensor.dtype.isnative else _value(tensor, "tensor")
         st = h._st
-        if h._v != st.ver:
+        if h._v != st.base + len(st.log):  # (st.ver, inline)
             st = st.materialize(h)
         if v.shape != st.ok_shape:
             if not is_compatible(st.element_shape, v.shape):
                 raise _messages.error("L18", shape=shape_str(v.shape), element_shape=partial_str(st.element_shape))
             st.ok_shape = v.shape
-        _check_dtype(v.dtype, st)
+        if v.dtype is not st.dtype:  # (the same dtype is one object: numpy's builtin dtypes)
+            _check_dtype(v.dtype, st)
         n = st.length
         m = st.max_num_elements
         if 0 <= m <= n:
             raise _messages.error("L19", size=n, max_num_elements=m)
-        return st.commit(st.set(n, _store(v, st.dtype)))
+        return st.set(n, v if type(st) is NumericStore else _store(v, st.dtype))
     except (OpError, SystemError) as e:
         raise op_error(e, "TensorListPushBack") from None
 
@@ -893,7 +894,7 @@ def TensorListPushBackBatch(input_handles: Any, tensor: Any, name: str | None = 
     out = np.empty(hs.shape[0], object)
     for b, x in enumerate(hs.tolist()):
         st = store_of(x)
-        out[b] = st.commit(st.set(st.length, _store(t[b], st.dtype)))
+        out[b] = st.set(st.length, _store(t[b], st.dtype))
     return out
 
 
@@ -950,7 +951,7 @@ def TensorListPopBack(  # noqa: N802
         if type(element_shape) is not int:
             _check_shape_input(element_shape, "TensorListPopBack")
         st = h._st
-        if h._v != st.ver:
+        if h._v != st.base + len(st.log):  # (st.ver, inline)
             st = st.materialize(h)
         _check_dtype(dt, st)
         n = st.length
@@ -963,7 +964,7 @@ def TensorListPopBack(  # noqa: N802
             if not is_fully_defined(m):
                 raise _messages.error("L21", element_shape=partial_str(m))
             value = _zeros(st.dtype, m)
-        return TensorListPopBackResult(st.commit(st.resize(n - 1)), value)
+        return TensorListPopBackResult(st.resize(n - 1), value)
     except (OpError, SystemError) as e:
         raise op_error(e, "TensorListPopBack") from None
 
@@ -1011,7 +1012,7 @@ def TensorListResize(input_handle: Any, size: Any, name: str | None = None) -> T
         raise _messages.error("L58")
     if n < 0:
         raise _messages.error("L59", size=int(n))
-    return st.commit(st.resize(int(n)))
+    return st.resize(int(n))
 
 
 # --------------------------------------------------------------------------- many elements
@@ -1354,7 +1355,7 @@ def TensorListScatterIntoExistingList(  # noqa: N802
             raise _messages.error("NT-tl-scatter-negative")
         if strict:
             raise _messages.error("NT-tl-scatter-shape", index=i, shape=shape_str(t.shape[1:]), element_shape=partial_str(es))  # noqa: E501
-    return st.commit_many([(st.set, (i, _store(t[k], st.dtype))) for k, i in enumerate(idx.tolist())])
+    return st.change_many([(st.set, (i, _store(t[k], st.dtype))) for k, i in enumerate(idx.tolist())])
 
 
 def _concat(op, input_handle, element_dtype, es_in, leading, v2):
@@ -1599,7 +1600,7 @@ def TensorListConcatLists(input_a: Any, input_b: Any, element_dtype: Any, name: 
         items = [(j, sb.get(j)) for j in range(nb) if sb.is_set(j)]
         sa = store_of(x)
         na = sa.length
-        out.append(sa.commit_many([(sa.resize, (na + nb,)), *((sa.set, (na + j, v)) for j, v in items)]))
+        out.append(sa.change_many([(sa.resize, (na + nb,)), *((sa.set, (na + j, v)) for j, v in items)]))
     if a.ndim == 0:
         return out[0]
     res = np.empty(len(out), object)
@@ -1766,8 +1767,7 @@ def _add_values(a, b):
             v = sa.get(i)
         else:
             v = _sum(sa.get(i), sb.get(i))
-        out.set(i, v)
-    out.log.clear()
+        out.set(i, v, None)
     _check_fit(sa, sb, es)
     return out.handle()
 

@@ -19,10 +19,21 @@ will be used again.  It uses *versions* instead (Baker's shallow binding):
   can need any more are dropped, so a loop that drops its old handles keeps a
   log of a few entries.
 
+How an op commits (:meth:`NumericStore.set`, ``resize``, :meth:`_Store.change_many`): the
+new version's undo entry goes into the log *before* the storage changes, and appending it
+is the version bump (the newest version is ``base + len(log)``, one list append away).
+Each change records how to undo it in that entry before its first store, and every entry
+restores values (it does not reverse a delta), so it undoes a change made in full, in part
+or not at all.  So wherever an exception lands -- a signal's ``KeyboardInterrupt`` between
+any two statements included -- the input handle is already stale and reads its own version
+through the entry: an op's effect appears at once or not at all, with no handler that must
+run.  Dropping log entries (:meth:`_Store.forget`) replaces the log and its base in one
+statement.
+
 So a loop of ``n`` pushes, sets or pops on a list that only the loop holds costs
 O(n) in total, while an input list that is still referenced never changes.
 
-Numeric lists keep their elements in the engine's struct (:mod:`numba_ta._engine`,
+Numeric lists keep their elements in the engine's struct (:mod:`numba_ta.core.state`,
 ``tl_set``/``tl_resize``): one flat buffer, dense rows while the elements share a
 shape (element ``i`` is row ``i``), ragged runs otherwise; ``SIZE`` is the list's
 length, a set element has the state ``WRITTEN | DATA`` and an unset one 0.  Lists
@@ -36,6 +47,7 @@ storage.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import deque
 
@@ -49,6 +61,7 @@ from numba_ta.core.state import (
     DATA,
     DENSE,
     GEN,
+    HELD_DATA,
     ITEMSIZE,
     LAYOUT,
     NSHAPES,
@@ -62,8 +75,14 @@ from numba_ta.core.state import (
     new_state,
 )
 from numba_ta.core.status import error_of
-from numba_ta.tensor_list.listengine import HELD_DATA, py_tl_resize, py_tl_set
+from numba_ta.tensor_list.listengine import py_tl_resize, py_tl_set_into
 from numba_ta.tf.messages import partial_str
+
+# the kinds of undo entries (their first item): a set element, a resize, several changes of one op
+SET_ENTRY, RESIZE_ENTRY, MANY_ENTRY = 0, 1, 2
+# ``into`` of a change: its undo entry is appended to the storage's log (looked up at the append:
+# dropping entries replaces the log)
+LOG = "log"
 
 VARIANT = np.dtype(object)
 """The dtype numba_ta uses for TensorFlow's ``variant`` (lists of lists, or of any objects)."""
@@ -240,8 +259,7 @@ def _rebuild(dtype, element_shape, max_num_elements, items):
     st = new_store(dtype, element_shape, max_num_elements, len(items))
     for i, v in enumerate(items):
         if v is not _UNSET:
-            st.set(i, v)
-    st.log.clear()
+            st.set(i, v, None)
     return st.handle()
 
 
@@ -258,7 +276,7 @@ def dtype_name(dtype):
 def store_of(h):
     """Return the storage holding ``h``'s version, materializing a stale handle first (the newest is in place)."""
     st = h._st
-    if h._v != st.ver:
+    if h._v != st.base + len(st.log):  # (st.ver, inline)
         st = st.materialize(h)
     return st
 
@@ -271,39 +289,59 @@ class _Store:
         self.dtype = dtype
         self.element_shape = element_shape
         self.max_num_elements = max_num_elements
-        self.ver = 0  # the newest version (the one the storage holds)
         self.base = 0  # the version the first log entry undoes to
         self.log = deque()  # log[k] undoes version base + k + 1 into base + k
         self.alive = {}  # version -> live handles
         self.ok_shape = None  # the shape of the last element stored (compatible with the element shape)
 
+    @property
+    def ver(self):
+        """int: the newest version, the one the storage holds (``base + len(log)``: appending to the log bumps it)."""
+        return self.base + len(self.log)
+
     def handle(self):
         """Return a new handle of the newest version."""
         return TensorListHandle(self, self.ver)
 
-    def commit(self, undo):
-        """Record an in-place change (``undo`` undoes it) and return the handle of the new version."""
-        self.log.append(undo)
-        v = self.ver = self.ver + 1
+    def _new_version(self):
+        """Return the first handle of the newest version, just made by a change's append to the log."""
+        v = self.base + len(self.log)
         h = _new_handle(TensorListHandle)  # (TensorListHandle(self, v), without the call)
         h._st, h._v = self, v
-        self.alive[v] = 1  # the first handle of the new version
+        self.alive[v] = 1
         return h
 
-    def commit_many(self, changes):
-        """Make several changes (``(method, args)`` pairs: ``set``, ``resize``) as one version; return its handle.
+    def change_many(self, changes):
+        """Make several changes (``(method, args)`` pairs: ``set``, ``resize``) as one new version; return its handle.
 
-        If one raises (an allocation), the ones made are undone first: the storage is as it was.
+        One log entry holds the changes' undo entries, each appended to it before its
+        change's first store; appending the entry to the log is the commit (the module
+        docstring).  If a change raises (an allocation), the ones made are undone and the
+        entry dropped: the storage is as it was.
         """
+        v = self.base + len(self.log)
         done = []
+        entry = (MANY_ENTRY, done)
+        self.log.append(entry)  # the commit: from here the input handle reads through entry
         try:
             for method, args in changes:
-                done.append(method(*args))
+                method(*args, done)
         except BaseException:
-            for entry in reversed(done):
-                self.undo(entry)
+            self._drop(v)
             raise
-        return self.commit((done,))
+        return self._new_version()
+
+    def _drop(self, v):
+        """After a change from version ``v`` failed: undo it and drop its entry, if it made one.
+
+        The newest version moves only by the change's append (dropping log entries keeps
+        it), so its entry is the log's last one if the version moved.  The entry undoes
+        what the change made, in full, in part or not at all; an exception landing in
+        here leaves the entry in the log, through which the input handle still reads.
+        """
+        if self.base + len(self.log) != v:
+            self.undo(self.log[-1])
+            self.log.pop()
 
     def forget(self, version):
         """Note that a handle of ``version`` was freed; drop the log entries no living handle needs."""
@@ -313,11 +351,16 @@ class _Store:
             alive[version] = left
             return
         del alive[version]
-        if version == self.base:
+        base = self.base
+        if version == base:
             log = self.log
-            while self.base < self.ver and self.base not in alive:
-                log.popleft()
-                self.base += 1
+            top = base + len(log)
+            k = base + 1
+            while k < top and k not in alive:
+                k += 1
+            # one statement: the base and the log move together (the newest version stays base + len(log)),
+            # the old log freed only after both are stored
+            self.base, self.log = k, (deque() if k == top else deque(itertools.islice(log, k - base, None)))
 
     def materialize(self, h):
         """Give the stale handle ``h`` a storage of its own holding its version; return it."""
@@ -387,8 +430,8 @@ class NumericStore(_Store):
         except ValueError:
             return
         n = min(int(h[CAP]), self._data.size // w)
-        self._frows = self._data[: n * w].reshape((n, *shape))
-        self._fshape, self._fsid, self._fw, self._fn = tuple(shape), sid, w, n
+        rows = self._data[: n * w].reshape((n, *shape))
+        self._frows, self._fshape, self._fsid, self._fw, self._fn = rows, tuple(shape), sid, w, n  # one statement
 
     def _views(self):
         if self._hdr[GEN] != self._gen:
@@ -398,7 +441,7 @@ class NumericStore(_Store):
     @property
     def length(self):
         """int: the list's length (``hdr[SIZE]``) in the newest version, the one the storage holds."""
-        return int(self._hdr[SIZE])
+        return self._h[SIZE]  # (a memoryview of hdr, which is never replaced: a Python int)
 
     def is_set(self, i):
         """Return whether element ``i`` is set (its state has the written bit).
@@ -546,62 +589,120 @@ class NumericStore(_Store):
         return out
 
     # ------------------------------------------------------------------ changes (the newest version only)
-    def set(self, i, value):
-        """Set element ``i`` (growing the list when ``i >= length``); return the undo entry."""
+    def set(self, i, value, into=LOG):
+        """Set element ``i`` (growing the list when ``i >= length``), its undo entry appended to ``into`` first.
+
+        Parameters
+        ----------
+        i : int
+            The position, ``>= 0``.
+        value : ndarray
+            The element, of the list's dtype.
+        into : LOG, list or None, optional
+            Where the undo entry goes before the first store: :data:`LOG`, the log (the
+            change is a new version: the append is the commit, see the module docstring),
+            an op's entry (a list: :meth:`change_many`), or nowhere (None: a new storage
+            nobody else sees).
+
+        Returns
+        -------
+        TensorListHandle or None
+            With ``into=LOG``, the first handle of the new version.
+
+        Raises
+        ------
+        OpError
+            The element cannot be allocated (nothing changed; with ``LOG``, no version made).
+        """
         h = self._h
         n = h[SIZE]
         if value.shape == self._fshape and i < self._fn and h[GEN] == self._gen and not self._stv[i]:
             # the fast path (see _arm): a fresh dense row; the state is stored last
+            if into is not None:
+                entry = (SET_ENTRY, n, (i, 0, 0, 0) if i < n else None, None, -1)
+                (self.log if into is LOG else into).append(entry)  # with LOG, the commit
             self._frows[i] = value
             if i < n:
                 self._offv[i], self._sidv[i], self._stv[i] = i * self._fw, self._fsid, _FRESH
-                return (n, (i, 0, 0, 0), None, -1)
-            self._offv[i], self._sidv[i], self._stv[i], h[SIZE] = i * self._fw, self._fsid, _FRESH, i + 1
-            return (n, None, None, -1)
+            else:
+                self._offv[i], self._sidv[i], self._stv[i], h[SIZE] = i * self._fw, self._fsid, _FRESH, i + 1
+            if into is not LOG:
+                return None
+            v = self.base + len(self.log)  # (self._new_version(), inline: the loops of pushes)
+            out = _new_handle(TensorListHandle)
+            out._st, out._v = self, v
+            self.alive[v] = 1
+            return out
         self._views()
         old = (i, int(self._state[i]), int(self._sid[i]), int(self._off[i])) if i < n else None
         flat = np.ascontiguousarray(value).reshape(-1).view(np.uint8)
-        st, saved, at = py_tl_set(self._s, i, flat, np.array(value.shape, np.int64))
-        if st:
+        saved, at = np.empty(flat.size, np.uint8), np.full(1, -1, np.int64)  # the engine fills them in
+        v = self.base + len(self.log)
+        if into is not None:
+            entry = (SET_ENTRY, n, old, saved, at)
+            (self.log if into is LOG else into).append(entry)
+        if py_tl_set_into(self._s, i, flat, np.array(value.shape, np.int64), saved, at):
+            if into is LOG:
+                self._drop(v)  # a failed write changed nothing: no version either
             raise error_of(self._s)
+        if at[0] < 0 and into is not None:  # nothing overwritten: the log keeps no bytes
+            target = self.log if into is LOG else into
+            if target and target[-1] is entry:
+                target[-1] = (SET_ENTRY, n, old, None, -1)
         self._arm(value.shape)
-        return (n, old, saved if at >= 0 else None, at)
+        return self._new_version() if into is LOG else None
 
-    def resize(self, size):
-        """Make the list ``size`` long (cut or unset elements added); return the undo entry."""
+    def resize(self, size, into=LOG):
+        """Make the list ``size`` long (cut or unset elements added), its undo entry appended to ``into`` first.
+
+        ``into`` and the result are :meth:`set`'s.
+        """
         self._views()
         h = self._h
         n = h[SIZE]
         if size == n - 1:  # a pop: Python stores (nothing to allocate), the size last
             i = size
             st = self._stv
-            cut = (st[i], self._sidv[i], self._offv[i])
+            if into is not None:
+                entry = (RESIZE_ENTRY, n, size, (st[i], self._sidv[i], self._offv[i]))
+                (self.log if into is LOG else into).append(entry)
             st[i], h[SIZE] = st[i] & HELD_DATA, size
-            return (n, None, None, -1, size, cut)
+            return self._new_version() if into is LOG else None
         cut = None
         if size < n:
             cut = (self._state[size:n].copy(), self._sid[size:n].copy(), self._off[size:n].copy())
+        v = self.base + len(self.log)
+        if into is not None:
+            entry = (RESIZE_ENTRY, n, size, cut)
+            (self.log if into is LOG else into).append(entry)
         if py_tl_resize(self._s, size):
+            if into is LOG:
+                self._drop(v)
             raise error_of(self._s)
-        return (n, None, None, -1, size, cut)
+        return self._new_version() if into is LOG else None
 
     def undo(self, entry):
-        """Undo one log entry (on a copy being brought back to an older version)."""
+        """Undo one log entry (on a copy being brought back to an older version, or a change that raised).
+
+        Every entry restores values, so it undoes a change made in full, in part or not at all.
+        """
         self._views()
-        if len(entry) == 6:  # resize
-            n, _, _, _, size, cut = entry
+        kind = entry[0]
+        if kind == MANY_ENTRY:  # several entries (one op): undo them last first
+            for e in reversed(entry[1]):
+                self.undo(e)
+            return
+        if kind == RESIZE_ENTRY:
+            _, n, size, cut = entry
             if cut is not None:
                 self._state[size:n], self._sid[size:n], self._off[size:n] = cut
             else:
                 self._state[n:size] &= np.uint8(HELD_DATA)
             self._hdr[SIZE] = n
             return
-        if entry and isinstance(entry[0], list):  # several entries (one op): undo them last first
-            for e in reversed(entry[0]):
-                self.undo(e)
-            return
-        n, old, saved, at = entry
-        if saved is not None:
+        _, n, old, saved, at = entry
+        at = at if type(at) is int else int(at[0])
+        if at >= 0:
             isz = self._hdr[ITEMSIZE]
             self._raw[at * isz : at * isz + saved.size] = saved
         if old is not None:
@@ -826,7 +927,7 @@ class ObjectStore(_Store):
                 out[k] = VARIANT_ZERO
         return out
 
-    def set(self, i, value):
+    def set(self, i, value, into=LOG):
         """Set element ``i`` to ``value`` (stored by reference), growing the list when ``i >= length``.
 
         Parameters
@@ -835,65 +936,80 @@ class ObjectStore(_Store):
             The position, ``>= 0``; positions between the old length and ``i`` become unset.
         value : object
             The element.
+        into : LOG, list or None, optional
+            Where the undo entry ``(SET_ENTRY, old length, (i, old element) or None)`` goes
+            before the first store (see :meth:`NumericStore.set`).
 
         Returns
         -------
-        tuple
-            The undo entry ``(old length, (i, old element) or None)`` for :meth:`undo`.
+        TensorListHandle or None
+            With ``into=LOG``, the first handle of the new version.
         """
         items = self.items
         n = len(items)
+        if into is not None:
+            entry = (SET_ENTRY, n, (i, items[i]) if i < n else None)
+            (self.log if into is LOG else into).append(entry)
         if i >= n:
             items.extend([_UNSET] * (i + 1 - n))
-            old = None
-        else:
-            old = (i, items[i])
         items[i] = value
-        return (n, old)
+        return self._new_version() if into is LOG else None
 
-    def resize(self, size):
+    def resize(self, size, into=LOG):
         """Make the list ``size`` long, cutting elements off the end or appending unset ones.
 
         Parameters
         ----------
         size : int
             The new length, ``>= 0``.
+        into : LOG, list or None, optional
+            Where the undo entry ``(RESIZE_ENTRY, old length, list of the cut elements or
+            None)`` goes before the first store.
 
         Returns
         -------
-        tuple
-            The undo entry ``(old length, list of the cut elements or None)`` for :meth:`undo`.
+        TensorListHandle or None
+            With ``into=LOG``, the first handle of the new version.
         """
         items = self.items
         n = len(items)
-        cut = items[size:] if size < n else None
+        if into is not None:
+            entry = (RESIZE_ENTRY, n, items[size:] if size < n else None)
+            (self.log if into is LOG else into).append(entry)
         if size < n:
             del items[size:]
         else:
             items.extend([_UNSET] * (size - n))
-        return (n, cut)
+        return self._new_version() if into is LOG else None
 
     def undo(self, entry):
-        """Undo one log entry (on a copy being brought back to an older version).
+        """Undo one log entry (on a copy being brought back to an older version, or a change that raised).
 
         Parameters
         ----------
         entry : tuple
-            What :meth:`set` or :meth:`resize` returned, or ``(list of entries,)`` from
-            :meth:`commit_many`, whose entries are undone last first.
+            An entry :meth:`set` or :meth:`resize` made, or a :data:`MANY_ENTRY` of
+            :meth:`change_many`, whose entries are undone last first.  Every entry restores
+            values: it undoes a change made in full, in part or not at all.
         """
-        if entry and isinstance(entry[0], list):
-            for e in reversed(entry[0]):
+        kind = entry[0]
+        if kind == MANY_ENTRY:
+            for e in reversed(entry[1]):
                 self.undo(e)
             return
-        n, old = entry
         items = self.items
-        if isinstance(old, list):  # a cut: put the elements back
-            del items[n - len(old) :]
-            items.extend(old)
-            return
-        if old is not None:
-            items[old[0]] = old[1]
+        if kind == RESIZE_ENTRY:
+            _, n, cut = entry
+            if cut is not None:  # put the cut elements back
+                del items[n - len(cut) :]
+                items.extend(cut)
+                return
+        else:
+            _, n, old = entry
+            if old is not None:
+                if old[0] >= len(items):
+                    items.extend([_UNSET] * (old[0] + 1 - len(items)))
+                items[old[0]] = old[1]
         del items[n:]
         if len(items) < n:
             items.extend([_UNSET] * (n - len(items)))
