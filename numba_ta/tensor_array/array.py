@@ -379,7 +379,7 @@ class TensorArray:
         >>> ta.read(0)
         array([1., 2.])
         """
-        if type(value) is np.ndarray and value.dtype == self._dtype and value.shape == self._element_shape[0]._dims:
+        if type(value) is np.ndarray and value.dtype is self._dtype and value.shape == self._element_shape[0]._dims:
             # the common case: nothing to convert or merge (same checks, same errors)
             self._handle._storage.op_write(index, value)
             return self._with_flow(self._flow)

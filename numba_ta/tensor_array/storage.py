@@ -427,14 +427,46 @@ class Storage:
             raise op_error(e, "TensorArrayReadV3") from None
 
     def op_write(self, index, value, cell=None, cell_value=None):
-        """``TensorArrayWriteV3`` after the flow and handle: K6, K7, :meth:`write` (``value``: an ndarray)."""
+        """``TensorArrayWriteV3`` after the flow and handle: K6, K7, then TF's ``LockedWriteOrAggregate``.
+
+        ``value`` is an ndarray.  ``cell[0] = cell_value`` is done with the op's commit when
+        ``cell`` (a one-item list) is given: the class's element shape changes with the array.
+        A value of the shape of the last dense write, into an unwritten slot inside the dense
+        buffer, is stored here with numpy (the fast path: the state byte, stored last, is the
+        commit); anything else is the engine's ``py_write``.
+        """
         try:
             if type(index) is not int or not -INT32_LIMIT <= index < INT32_LIMIT:
                 index = scalar_index(index)
             with self.lock:
                 if value.dtype is not self.dtype:
                     self.check_dtype_write(value.dtype)
-                self.write(index, value, cell, cell_value)
+                h = self.hdr
+                if (
+                    value.shape == self._fast_shape
+                    and 0 <= index < self._fast_n
+                    and h[GEN] == self._gen
+                    and not self._st[index]
+                    and cell is None
+                ):
+                    if index < h[SIZE]:
+                        self._fast_rows[index] = value  # an unwritten row: nothing sees it until the commit below
+                        self._offb[index], self._sidb[index], self._st[index] = index * h[WIDTH], self._fast_sid, _WD  # noqa: E501  # fmt: skip
+                        return
+                    if h[DYN]:
+                        self._fast_rows[index] = value  # slots past the size are always unwritten (state 0)
+                        self._offb[index], self._sidb[index], self._st[index], h[SIZE] = index * h[WIDTH], self._fast_sid, _WD, index + 1  # noqa: E501  # fmt: skip
+                        return
+                shape = np.array(value.shape, dtype=np.int64)
+                if cell is None:
+                    if py_write(self._s, index, _bytes(value), shape, self._numeric):
+                        raise error_of(self._s)
+                else:
+                    cell[0] = cell_value if not (st := py_write(self._s, index, _bytes(value), shape, self._numeric)) else cell[0]  # noqa: E501  # fmt: skip
+                    if st:
+                        raise error_of(self._s)
+                if value.shape != self._fast_shape or h[GEN] != self._gen:  # (a sum into an element keeps them armed)
+                    self._arm(value.shape)
         except (OpError, SystemError) as e:
             raise op_error(e, "TensorArrayWriteV3") from None
 
@@ -520,39 +552,6 @@ class Storage:
         self._refresh()  # the views of the old buffers go: they are freed now
 
     # ------------------------------------------------------------------ write
-    def write(self, index, value, cell=None, cell_value=None):
-        """Write one element: TF's ``LockedWriteOrAggregate`` (after the op-level K7 check).
-
-        ``cell[0] = cell_value`` is done with the op's commit when ``cell`` (a one-item list)
-        is given: the class's element shape changes with the array.
-        """
-        h = self.hdr
-        if (
-            value.shape == self._fast_shape
-            and 0 <= index < self._fast_n
-            and h[GEN] == self._gen
-            and not self._st[index]
-            and cell is None
-        ):
-            if index < h[SIZE]:
-                self._fast_rows[index] = value  # an unwritten row: nothing sees it until the commit below
-                self._offb[index], self._sidb[index], self._st[index] = index * h[WIDTH], self._fast_sid, _WD
-                return
-            if h[DYN]:
-                self._fast_rows[index] = value  # slots past the size are always unwritten (state 0)
-                self._offb[index], self._sidb[index], self._st[index], h[SIZE] = index * h[WIDTH], self._fast_sid, _WD, index + 1  # noqa: E501  # fmt: skip
-                return
-        shape = np.array(value.shape, dtype=np.int64)
-        if cell is None:
-            if py_write(self._s, index, _bytes(value), shape, self._numeric):
-                raise error_of(self._s)
-        else:
-            cell[0] = cell_value if not (st := py_write(self._s, index, _bytes(value), shape, self._numeric)) else cell[0]  # noqa: E501  # fmt: skip
-            if st:
-                raise error_of(self._s)
-        if value.shape != self._fast_shape or h[GEN] != self._gen:  # (a sum into an element keeps them armed)
-            self._arm(value.shape)
-
     # ------------------------------------------------------------------ read
     def read(self, index):
         """Read one element: TF's ``LockedRead``; return a fresh ndarray."""
@@ -616,7 +615,7 @@ class Storage:
     def scatter(self, idx, value, cell=None, cell_value=None):
         """Run ``TensorArrayScatterV3`` after lookup, K7 and S2.
 
-        ``idx`` is an integer ndarray; ``cell`` as for :meth:`write`.
+        ``idx`` is an integer ndarray; ``cell`` as for :meth:`op_write`.
         """
         if idx.ndim != 1:
             self._check_open()
@@ -642,7 +641,7 @@ class Storage:
         """Run ``TensorArraySplitV3`` after P1-P4: T1, negative lengths, P5, K7, the writes.
 
         ``check_dtype`` raises the op's K7 error (raised in its place: the engine returns its
-        status after P5); ``cell`` as for :meth:`write`.
+        status after P5); ``cell`` as for :meth:`op_write`.
         """
         k7 = None
         if value.dtype != self.dtype:
