@@ -59,7 +59,8 @@ True
 
 from __future__ import annotations
 
-from .defaults import (
+from . import defaults, demo, gradcheck, model, optim, sampling, text, training
+from .defaults import (  # noqa: F401 - re-exported (__all__)
     DEFAULT_GRAD_CHECK_ENTRIES,
     DEFAULT_HIDDEN,
     DEFAULT_LR,
@@ -69,8 +70,8 @@ from .defaults import (
     DEFAULT_STEPS,
     DEFAULT_TEMPERATURE,
 )
-from .demo import DemoResult, run_demo
-from .gradcheck import (
+from .demo import DemoResult, run_demo  # noqa: F401 - re-exported (__all__)
+from .gradcheck import (  # noqa: F401 - re-exported (__all__)
     GRAD_CHECK_RTOL,
     GRAD_CHECK_STEP,
     GradCheckEntry,
@@ -79,7 +80,7 @@ from .gradcheck import (
     finite_difference_atol,
     grad_check_batch,
 )
-from .model import (
+from .model import (  # noqa: F401 - re-exported (__all__)
     GRAD_SOURCE,
     PARAM_NAMES,
     LossAndGrads,
@@ -90,50 +91,20 @@ from .model import (
     loss_and_grads_compiled,
     step_times,
 )
-from .optim import Adam, clip_gradients, learning_rate
-from .sampling import sample
-from .text import TextError, Vocab, load_text, validate_text, zen_of_python
-from .training import TrainResult, prepare_kernels, smooth, train
+from .optim import Adam, clip_gradients, learning_rate  # noqa: F401 - re-exported (__all__)
+from .sampling import sample  # noqa: F401 - re-exported (__all__)
+from .text import TextError, Vocab, load_text, validate_text, zen_of_python  # noqa: F401 - re-exported (__all__)
+from .training import TrainResult, prepare_kernels, smooth, train  # noqa: F401 - re-exported (__all__)
 
+# every public name of the submodules (a superset of the old module's __all__, which
+# ``numba_ta.examples.char_rnn`` keeps)
 __all__ = [
-    "PARAM_NAMES",
-    "TextError",
-    "Vocab",
-    "zen_of_python",
-    "load_text",
-    "validate_text",
-    "init_params",
-    "forward",
-    "loss",
-    "loss_and_grads",
-    "loss_and_grads_compiled",
-    "step_times",
-    "LossAndGrads",
-    "GRAD_CHECK_STEP",
-    "GRAD_CHECK_RTOL",
-    "finite_difference_atol",
-    "GradCheckEntry",
-    "GradCheckResult",
-    "check_gradients",
-    "clip_gradients",
-    "learning_rate",
-    "Adam",
-    "sample",
-    "TrainResult",
-    "train",
-    "DemoResult",
-    "run_demo",
-    "smooth",
-    "grad_check_batch",
-    # also public, as before (not in the old module's __all__): the compile-ahead step and the defaults
-    "prepare_kernels",
-    "GRAD_SOURCE",
-    "DEFAULT_STEPS",
-    "DEFAULT_HIDDEN",
-    "DEFAULT_SEQ_LEN",
-    "DEFAULT_LR",
-    "DEFAULT_LR_DECAY_START",
-    "DEFAULT_SAMPLE_LEN",
-    "DEFAULT_TEMPERATURE",
-    "DEFAULT_GRAD_CHECK_ENTRIES",
+    *text.__all__,
+    *model.__all__,
+    *gradcheck.__all__,
+    *optim.__all__,
+    *sampling.__all__,
+    *training.__all__,
+    *demo.__all__,
+    *defaults.__all__,
 ]

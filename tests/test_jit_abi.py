@@ -26,6 +26,7 @@ import pytest
 import numba_ta
 from numba_ta.errors import OpError
 from numba_ta.jit import abi as _abi
+from tests.helpers.jit_ops import j_concat, j_gather, j_read, j_scatter, j_size, j_split, j_stack, j_write
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -204,46 +205,6 @@ def _outcome(fn, *args):
     except (OpError, ValueError) as e:
         return type(e), getattr(e, "message", str(e))
     return None
-
-
-@numba.njit
-def j_write(ta, i, v):
-    return ta.write(i, v)
-
-
-@numba.njit
-def j_read(ta, i):
-    return ta.read(i)
-
-
-@numba.njit
-def j_gather(ta, idx):
-    return ta.gather(idx)
-
-
-@numba.njit
-def j_stack(ta):
-    return ta.stack()
-
-
-@numba.njit
-def j_size(ta):
-    return ta.size()
-
-
-@numba.njit
-def j_split(ta, v, lengths):
-    return ta.split(v, lengths)
-
-
-@numba.njit
-def j_scatter(ta, idx, v):
-    return ta.scatter(idx, v)
-
-
-@numba.njit
-def j_concat(ta):
-    return ta.concat()
 
 
 def _array(**kw):

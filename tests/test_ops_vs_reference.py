@@ -157,6 +157,10 @@ class Pair:
             assert re.search(re.escape(msg), str(err))
         return err
 
+    def fails_on(self, op, h, msg=None, cls=IAE, **kw):
+        """:meth:`fails` for an op on handle `h` with ``flow_in`` 0 (the form of most error checks here)."""
+        return self.fails(op, cls, msg, handle=h, flow_in=F0, **kw)
+
     def create(self, size, dtype, **kw):
         return self.ok("TensorArrayV3", size=size, dtype=np.dtype(dtype), **kw)
 
@@ -365,19 +369,17 @@ def test_scenario(pair, dtype, eshape, dynamic, identical, clear_after_read):
     # writes
     flow = pair.ok("TensorArrayWriteV3", handle=h, index=0, value=val(dtype, cs, 0), flow_in=np.float32(3.5))
     assert flow == 3.5
-    pair.fails("TensorArrayWriteV3", IAE, handle=h, index=0, value=val(dtype, cs, 1), flow_in=F0)
-    pair.fails(
+    pair.fails_on("TensorArrayWriteV3", h, index=0, value=val(dtype, cs, 1))
+    pair.fails_on(
         "TensorArrayWriteV3",
-        IAE,
+        h,
         f"TensorArray dtype is {dtype_name(dtype)} but Op is trying to write dtype {dtype_name(other)}.",
-        handle=h,
         index=1,
         value=val(other, cs),
-        flow_in=F0,
     )
     pair.write(h, 1, val(dtype, cs + (1,), 2))  # T4 unless the element shape is still unknown
     pair.write(h, 3, val(dtype, cs, 3))  # T2 static, growth dynamic
-    pair.fails("TensorArrayWriteV3", IAE, handle=h, index=-1, value=val(dtype, cs), flow_in=F0)
+    pair.fails_on("TensorArrayWriteV3", h, index=-1, value=val(dtype, cs))
     n = pair.size(h)
     assert n == (4 if dynamic else 3)
     # reads
@@ -425,19 +427,13 @@ def test_scenario(pair, dtype, eshape, dynamic, identical, clear_after_read):
     # close
     pair.ok("TensorArrayCloseV3", handle=h)
     pair.ok("TensorArrayCloseV3", handle=h)
-    pair.fails("TensorArraySizeV3", IAE, f"TensorArray {h.name} has already been closed.", handle=h, flow_in=F0)
-    pair.fails(
-        "TensorArrayWriteV3",
-        IAE,
-        f"TensorArray {h.name} has already been closed.",
-        handle=h,
-        index=0,
-        value=val(dtype, cs),
-        flow_in=F0,
+    pair.fails_on("TensorArraySizeV3", h, f"TensorArray {h.name} has already been closed.")
+    pair.fails_on(
+        "TensorArrayWriteV3", h, f"TensorArray {h.name} has already been closed.", index=0, value=val(dtype, cs)
     )
     out = pair.ok("TensorArrayGatherV3", handle=h, indices=[], flow_in=F0, dtype=dtype, element_shape=list(cs))
     assert out.shape == (0,) + cs
-    pair.fails("TensorArrayGatherV3", IAE, handle=h, indices=[0], flow_in=F0, dtype=dtype)
+    pair.fails_on("TensorArrayGatherV3", h, indices=[0], dtype=dtype)
     pair.size(g)  # a grad array outlives its closed forward array
 
 
@@ -510,24 +506,20 @@ def test_example_grad_aggregation_13(pair):
     for k in (1, 2, 10):
         pair.ok("TensorArrayWriteV3", handle=g, index=1, value=np.full(3, k, np.float32), flow_in=F0)
     assert_array_equal(pair.ok("TensorArrayReadV3", handle=g, index=1, flow_in=F0, dtype=np.float32), [13] * 3)
-    pair.fails(
+    pair.fails_on(
         "TensorArrayReadV3",
-        IAE,
+        g,
         f"TensorArray {g.name}: Could not read index 1 twice because it was cleared after a previous "
         "read (perhaps try setting clear_after_read = false?).",
-        handle=g,
         index=1,
-        flow_in=F0,
         dtype=np.float32,
     )
-    pair.fails(
+    pair.fails_on(
         "TensorArrayWriteV3",
-        IAE,
+        g,
         f"TensorArray {g.name}: Could not write to TensorArray index 1 because it has already been read.",
-        handle=g,
         index=1,
         value=np.ones(3, np.float32),
-        flow_in=F0,
     )
 
 
@@ -543,13 +535,11 @@ def test_example_gather_index_position(pair):
     h = pair.create(2, "float32")
     pair.ok("TensorArrayWriteV3", handle=h, index=0, value=np.ones(2, np.float32), flow_in=F0)
     pair.ok("TensorArrayWriteV3", handle=h, index=1, value=np.ones(3, np.float32), flow_in=F0)
-    pair.fails(
+    pair.fails_on(
         "TensorArrayGatherV3",
-        IAE,
+        h,
         "TensorArray has inconsistent shapes.  Index 0 has shape: [3] but index 1 has shape: [2]",
-        handle=h,
         indices=[1, 0],
-        flow_in=F0,
         dtype=np.float32,
     )
 
@@ -610,88 +600,72 @@ def test_value_conversion(pair, value, dtype, ok):
 def test_write_errors(pair):
     h = pair.create(3, "float32", element_shape=[None, 3])
     name = h.name
-    pair.fails(
+    pair.fails_on(
         "TensorArrayWriteV3",
-        IAE,
+        h,
         "TensorArray index must be scalar, but had shape: [1]",
-        handle=h,
         index=[1],
         value=np.ones((2, 3), np.float32),
-        flow_in=F0,
     )
-    pair.fails(
+    pair.fails_on(
         "TensorArrayWriteV3",
-        IAE,
+        h,
         "TensorArray dtype is float but Op is trying to write dtype int32.",
-        handle=h,
         index=0,
         value=np.ones((2, 3), np.int32),
-        flow_in=F0,
     )
-    pair.fails(
+    pair.fails_on(
         "TensorArrayWriteV3",
-        IAE,
+        h,
         f"TensorArray {name}: Tried to write to index 3 but array is not resizeable and size is: 3",
-        handle=h,
         index=3,
         value=np.ones((2, 3), np.float32),
-        flow_in=F0,
     )
-    pair.fails(
+    pair.fails_on(
         "TensorArrayWriteV3",
-        IAE,
+        h,
         f"TensorArray {name}: Tried to write to index -1 but array is not resizeable and size is: 3",
-        handle=h,
         index=-1,
         value=np.ones((2, 3), np.float32),
-        flow_in=F0,
     )
-    pair.fails(
+    pair.fails_on(
         "TensorArrayWriteV3",
-        IAE,
+        h,
         f"TensorArray {name}: Could not write to TensorArray index 0 because the value shape is [2,4] "
         "which is incompatible with the TensorArray's inferred element shape: [?,3] (consider setting "
         "infer_shape=False).",
-        handle=h,
         index=0,
         value=np.ones((2, 4), np.float32),
-        flow_in=F0,
     )
     pair.ok("TensorArrayWriteV3", handle=h, index=np.int64(0), value=np.ones((2, 3), np.float32), flow_in=F0)
-    pair.fails(
+    pair.fails_on(
         "TensorArrayWriteV3",
-        IAE,
+        h,
         f"TensorArray {name}: Could not write to TensorArray index 0 because it has already been written to.",
-        handle=h,
         index=0,
         value=np.ones((5, 3), np.float32),
-        flow_in=F0,
     )
     # the failures changed nothing
     assert pair.size(h) == 3
     assert_array_equal(pair.ok("TensorArrayReadV3", handle=h, index=0, flow_in=F0, dtype=np.float32), np.ones((2, 3)))
     pair.ok("TensorArrayWriteV3", handle=h, index=1, value=np.ones((1, 3), np.float32), flow_in=F0)
-    pair.fails(
+    pair.fails_on(
         "TensorArrayWriteV3",
-        IAE,
+        h,
         f"TensorArray {name}: Could not write to TensorArray index 0 because it has already been read.",
-        handle=h,
         index=0,
         value=np.ones((2, 3), np.float32),
-        flow_in=F0,
     )
 
 
 def test_write_negative_index_dynamic_and_growth(pair):
     h = pair.create(0, "float32", dynamic_size=True)
-    pair.fails(
+    pair.fails_on(
         "TensorArrayWriteV3",
-        IAE,
+        h,
         f"TensorArray {h.name}: Tried to write to index -1 but array is not resizeable and size is: 0",
-        handle=h,
         index=-1,
         value=np.float32(1),
-        flow_in=F0,
     )
     pair.ok("TensorArrayWriteV3", handle=h, index=4, value=np.float32(1), flow_in=F0)
     assert pair.size(h) == 5
@@ -700,16 +674,14 @@ def test_write_negative_index_dynamic_and_growth(pair):
 def test_write_identical_shapes_inference(pair):
     h = pair.create(3, "float32", identical_element_shapes=True)
     pair.ok("TensorArrayWriteV3", handle=h, index=0, value=np.float32(1), flow_in=F0)
-    pair.fails(
+    pair.fails_on(
         "TensorArrayWriteV3",
-        IAE,
+        h,
         f"TensorArray {h.name}: Could not write to TensorArray index 1 because the value shape is [1] which "
         "is incompatible with the TensorArray's inferred element shape: [] (consider setting "
         "infer_shape=False).",
-        handle=h,
         index=1,
         value=np.ones(1, np.float32),
-        flow_in=F0,
     )
     # the inferred shape is fully defined: unwritten slots read as zeros of it
     assert_array_equal(pair.ok("TensorArrayReadV3", handle=h, index=2, flow_in=F0, dtype=np.float32), 0.0)
@@ -718,33 +690,23 @@ def test_write_identical_shapes_inference(pair):
 def test_atomic_failed_dynamic_write_does_not_grow(pair):
     # TF grows to 6 here (divergence 1): numba_ta changes nothing.
     h = pair.create(1, "float32", dynamic_size=True, element_shape=[2])
-    pair.fails("TensorArrayWriteV3", IAE, handle=h, index=5, value=np.ones(3, np.float32), flow_in=F0)
+    pair.fails_on("TensorArrayWriteV3", h, index=5, value=np.ones(3, np.float32))
     assert pair.size(h) == 1
-    pair.fails("TensorArrayWriteV3", IAE, handle=h, index=5, value=np.ones(2, np.int32), flow_in=F0)
+    pair.fails_on("TensorArrayWriteV3", h, index=5, value=np.ones(2, np.int32))
     assert pair.size(h) == 1
-    pair.fails(
-        "TensorArrayReadV3",
-        IAE,
-        "Tried to read from index 3 but array size is: 1",
-        handle=h,
-        index=3,
-        flow_in=F0,
-        dtype=np.float32,
-    )
+    pair.fails_on("TensorArrayReadV3", h, "Tried to read from index 3 but array size is: 1", index=3, dtype=np.float32)
     pair.ok("TensorArrayWriteV3", handle=h, index=2, value=np.ones(2, np.float32), flow_in=F0)
     assert pair.size(h) == 3
 
 
 def test_atomic_failed_scatter_keeps_inference_and_writes_undone(pair):
     h = pair.create(3, "float32", identical_element_shapes=True)
-    pair.fails(
+    pair.fails_on(
         "TensorArrayScatterV3",
-        IAE,
+        h,
         f"TensorArray {h.name}: Could not write to TensorArray index 1 because it has already been written to.",
-        handle=h,
         indices=[1, 1],
         value=np.ones((2, 2), np.float32),
-        flow_in=F0,
     )
     # TF would have kept index 1 written and the inferred shape [2]
     pair.ok("TensorArrayWriteV3", handle=h, index=1, value=np.ones(5, np.float32), flow_in=F0)
@@ -755,27 +717,23 @@ def test_write_after_zero_read_and_after_failed_read(pair):
     h = pair.create(2, "int64", element_shape=[2, 3])
     out = pair.ok("TensorArrayReadV3", handle=h, index=0, flow_in=F0, dtype=np.int64)
     assert out.shape == (2, 3) and out.dtype == np.int64 and not out.any()
-    pair.fails(
+    pair.fails_on(
         "TensorArrayWriteV3",
-        IAE,
+        h,
         f"TensorArray {h.name}: Could not write to TensorArray index 0 because it has already been read.",
-        handle=h,
         index=0,
         value=np.ones((2, 3), np.int64),
-        flow_in=F0,
     )
     h2 = pair.create(2, "int64", element_shape=[None, 3])
-    pair.fails(
+    pair.fails_on(
         "TensorArrayReadV3",
-        IAE,
+        h2,
         f"TensorArray {h2.name}: Could not read from TensorArray index 1.  Furthermore, the element shape "
         "is not fully defined: [?,3].  It is possible you are working with a resizeable TensorArray and "
         "stop_gradients is not allowing the gradients to be written.  If you set the full element_shape "
         "property on the forward TensorArray, the proper all-zeros tensor will be returned instead of "
         "incurring this error.",
-        handle=h2,
         index=1,
-        flow_in=F0,
         dtype=np.int64,
     )
     pair.ok("TensorArrayWriteV3", handle=h2, index=1, value=np.ones((4, 3), np.int64), flow_in=F0)
@@ -787,98 +745,46 @@ def test_write_after_zero_read_and_after_failed_read(pair):
 def test_read_errors(pair):
     h = pair.create(3, "float32")
     pair.ok("TensorArrayWriteV3", handle=h, index=0, value=np.arange(3, dtype=np.float32), flow_in=F0)
-    pair.fails(
-        "TensorArrayReadV3",
-        IAE,
-        "TensorArray index must be scalar, but had shape: [2]",
-        handle=h,
-        index=[0, 1],
-        flow_in=F0,
-        dtype=np.float32,
+    pair.fails_on(
+        "TensorArrayReadV3", h, "TensorArray index must be scalar, but had shape: [2]", index=[0, 1], dtype=np.float32
     )
-    pair.fails(
-        "TensorArrayReadV3",
-        IAE,
-        "TensorArray dtype is float but Op requested dtype int32.",
-        handle=h,
-        index=0,
-        flow_in=F0,
-        dtype=np.int32,
+    pair.fails_on(
+        "TensorArrayReadV3", h, "TensorArray dtype is float but Op requested dtype int32.", index=0, dtype=np.int32
     )
-    pair.fails(
-        "TensorArrayReadV3",
-        IAE,
-        "TensorArray dtype is float but Op requested dtype half.",
-        handle=h,
-        index=0,
-        flow_in=F0,
-        dtype="float16",
+    pair.fails_on(
+        "TensorArrayReadV3", h, "TensorArray dtype is float but Op requested dtype half.", index=0, dtype="float16"
     )
-    pair.fails(
-        "TensorArrayReadV3",
-        IAE,
-        "Tried to read from index 5 but array size is: 3",
-        handle=h,
-        index=5,
-        flow_in=F0,
-        dtype=np.float32,
+    pair.fails_on("TensorArrayReadV3", h, "Tried to read from index 5 but array size is: 3", index=5, dtype=np.float32)
+    pair.fails_on(
+        "TensorArrayReadV3", h, "Tried to read from index -1 but array size is: 3", index=-1, dtype=np.float32
     )
-    pair.fails(
+    pair.fails_on(
         "TensorArrayReadV3",
-        IAE,
-        "Tried to read from index -1 but array size is: 3",
-        handle=h,
-        index=-1,
-        flow_in=F0,
-        dtype=np.float32,
-    )
-    pair.fails(
-        "TensorArrayReadV3",
-        IAE,
+        h,
         f"TensorArray {h.name}: Could not read from TensorArray index 1.  Furthermore, the element shape is "
         "not fully defined: <unknown>.  It is possible you are working with a resizeable TensorArray and "
         "stop_gradients is not allowing the gradients to be written.  If you set the full element_shape "
         "property on the forward TensorArray, the proper all-zeros tensor will be returned instead of "
         "incurring this error.",
-        handle=h,
         index=1,
-        flow_in=F0,
         dtype=np.float32,
     )
     assert_array_equal(pair.ok("TensorArrayReadV3", handle=h, index=0, flow_in=F0, dtype=np.float32), [0, 1, 2])
-    pair.fails(
+    pair.fails_on(
         "TensorArrayReadV3",
-        IAE,
+        h,
         f"TensorArray {h.name}: Could not read index 0 twice because it was cleared after a previous read "
         "(perhaps try setting clear_after_read = false?).",
-        handle=h,
         index=0,
-        flow_in=F0,
         dtype=np.float32,
     )
     pair.ok("TensorArrayCloseV3", handle=h)
-    pair.fails(
-        "TensorArrayReadV3",
-        IAE,
-        f"TensorArray {h.name} has already been closed.",
-        handle=h,
-        index=0,
-        flow_in=F0,
-        dtype=np.float32,
-    )
+    pair.fails_on("TensorArrayReadV3", h, f"TensorArray {h.name} has already been closed.", index=0, dtype=np.float32)
 
 
 def test_read_dynamic_past_end_is_t9(pair):
     h = pair.create(2, "float32", dynamic_size=True, element_shape=[2])
-    pair.fails(
-        "TensorArrayReadV3",
-        IAE,
-        "Tried to read from index 2 but array size is: 2",
-        handle=h,
-        index=2,
-        flow_in=F0,
-        dtype=np.float32,
-    )
+    pair.fails_on("TensorArrayReadV3", h, "Tried to read from index 2 but array size is: 2", index=2, dtype=np.float32)
     assert pair.size(h) == 2
 
 
@@ -901,106 +807,76 @@ def test_read_returns_owned_arrays(pair):
 def test_gather_errors(pair):
     h = pair.create(3, "float32", element_shape=[2])
     pair.ok("TensorArrayWriteV3", handle=h, index=0, value=np.ones(2, np.float32), flow_in=F0)
-    pair.fails(
+    pair.fails_on(
         "TensorArrayGatherV3",
-        IAE,
+        h,
         "TensorArray dtype is float but Op requested dtype double.",
-        handle=h,
         indices=[0],
-        flow_in=F0,
         dtype=np.float64,
     )
-    pair.fails(
+    pair.fails_on(
         "TensorArrayGatherV3",
-        IAE,
+        h,
         "PartialTensorShape: Incompatible shapes during merge: [2] vs. [3]",
-        handle=h,
         indices=[0],
-        flow_in=F0,
         dtype=np.float32,
         element_shape=[3],
     )
-    pair.fails(
+    pair.fails_on(
         "TensorArrayGatherV3",
-        IAE,
+        h,
         "PartialTensorShape: Incompatible ranks during merge: 1 vs. 2",
-        handle=h,
         indices=[0],
-        flow_in=F0,
         dtype=np.float32,
         element_shape=[2, 1],
     )
-    pair.fails(
+    pair.fails_on(
         "TensorArrayGatherV3",
-        IAE,
+        h,
         "Expected indices to be a vector, but received shape: [1,1]",
-        handle=h,
         indices=[[0]],
-        flow_in=F0,
         dtype=np.float32,
     )
-    pair.fails(
-        "TensorArrayGatherV3",
-        IAE,
-        "Expected indices to be a vector, but received shape: []",
-        handle=h,
-        indices=0,
-        flow_in=F0,
-        dtype=np.float32,
+    pair.fails_on(
+        "TensorArrayGatherV3", h, "Expected indices to be a vector, but received shape: []", indices=0, dtype=np.float32
     )
-    pair.fails(
+    pair.fails_on(
         "TensorArrayGatherV3",
-        UnimplementedError,
+        h,
         "TensorArray has size zero, but element shape <unknown> is not fully defined. Currently only static "
         "shapes are supported when packing zero-size TensorArrays.",
-        handle=h,
         indices=[],
-        flow_in=F0,
         dtype=np.float32,
+        cls=UnimplementedError,
     )
-    pair.fails(
+    pair.fails_on(
         "TensorArrayGatherV3",
-        UnimplementedError,
+        h,
         "TensorArray has size zero, but element shape [?] is not fully defined. Currently only static "
         "shapes are supported when packing zero-size TensorArrays.",
-        handle=h,
         indices=np.zeros(0, np.int32),
-        flow_in=F0,
         dtype=np.float32,
         element_shape=[None],
+        cls=UnimplementedError,
     )
-    pair.fails(
-        "TensorArrayGatherV3",
-        IAE,
-        "Tried to read from index 3 but array size is: 3",
-        handle=h,
-        indices=[0, 3],
-        flow_in=F0,
-        dtype=np.float32,
+    pair.fails_on(
+        "TensorArrayGatherV3", h, "Tried to read from index 3 but array size is: 3", indices=[0, 3], dtype=np.float32
     )
-    pair.fails(
-        "TensorArrayGatherV3",
-        IAE,
-        "Tried to read from index -1 but array size is: 3",
-        handle=h,
-        indices=[-1],
-        flow_in=F0,
-        dtype=np.float32,
+    pair.fails_on(
+        "TensorArrayGatherV3", h, "Tried to read from index -1 but array size is: 3", indices=[-1], dtype=np.float32
     )
     # clear_after_read: duplicates read twice -> T11; atomic: index 0 still readable afterwards
-    pair.fails(
+    pair.fails_on(
         "TensorArrayGatherV3",
-        IAE,
+        h,
         f"TensorArray {h.name}: Could not read index 0 twice because it was cleared after a previous read "
         "(perhaps try setting clear_after_read = false?).",
-        handle=h,
         indices=[0, 1, 0],
-        flow_in=F0,
         dtype=np.float32,
     )
     out = pair.ok("TensorArrayGatherV3", handle=h, indices=[0, 1], flow_in=F0, dtype=np.float32)
     assert_array_equal(out, [[1, 1], [0, 0]])
-    pair.fails("TensorArrayWriteV3", IAE, handle=h, index=1, value=np.ones(2, np.float32), flow_in=F0)
+    pair.fails_on("TensorArrayWriteV3", h, index=1, value=np.ones(2, np.float32))
     pair.ok("TensorArrayWriteV3", handle=h, index=2, value=np.ones(2, np.float32), flow_in=F0)
 
 
@@ -1008,22 +884,20 @@ def test_gather_element_shape_attr_narrowing(pair):
     # G4 after a successful merge: atomic -> the narrowing is undone (TF keeps it)
     h = pair.create(3, "float32")
     pair.ok("TensorArrayWriteV3", handle=h, index=0, value=np.ones(2, np.float32), flow_in=F0)
-    pair.fails(
+    pair.fails_on(
         "TensorArrayGatherV3",
-        IAE,
+        h,
         "TensorArray was passed element_shape [3] which does not match the Tensor at index 0: [2]",
-        handle=h,
         indices=[0],
-        flow_in=F0,
         dtype=np.float32,
         element_shape=[3],
     )
     pair.ok("TensorArrayWriteV3", handle=h, index=1, value=np.ones(2, np.float32), flow_in=F0)
-    pair.fails("TensorArrayReadV3", IAE, handle=h, index=2, flow_in=F0, dtype=np.float32)  # still unknown: T10
+    pair.fails_on("TensorArrayReadV3", h, index=2, dtype=np.float32)  # still unknown: T10
     assert_array_equal(pair.ok("TensorArrayReadV3", handle=h, index=0, flow_in=F0, dtype=np.float32), [1, 1])
     # a gather that reads index 1, then hits T10 at index 2: atomic -> index 1 is not cleared and
     # the merged attr [None] is not kept (TF would keep both)
-    pair.fails("TensorArrayGatherV3", IAE, handle=h, indices=[1, 2], flow_in=F0, dtype=np.float32, element_shape=[None])
+    pair.fails_on("TensorArrayGatherV3", h, indices=[1, 2], dtype=np.float32, element_shape=[None])
     assert_array_equal(pair.ok("TensorArrayReadV3", handle=h, index=1, flow_in=F0, dtype=np.float32), [1, 1])
     pair.ok("TensorArrayWriteV3", handle=h, index=2, value=np.ones((4, 4), np.float32), flow_in=F0)
 
@@ -1033,16 +907,14 @@ def test_gather_narrowing_persists_on_success(pair):
     pair.ok("TensorArrayWriteV3", handle=h, index=0, value=np.ones(2, np.float32), flow_in=F0)
     out = pair.ok("TensorArrayGatherV3", handle=h, indices=[0, 1], flow_in=F0, dtype=np.float32, element_shape=[2])
     assert_array_equal(out, [[1, 1], [0, 0]])
-    pair.fails(
+    pair.fails_on(
         "TensorArrayWriteV3",
-        IAE,
+        h,
         f"TensorArray {h.name}: Could not write to TensorArray index 2 because the value shape is [3] which "
         "is incompatible with the TensorArray's inferred element shape: [2] (consider setting "
         "infer_shape=False).",
-        handle=h,
         index=2,
         value=np.ones(3, np.float32),
-        flow_in=F0,
     )
     assert_array_equal(pair.ok("TensorArrayReadV3", handle=h, index=2, flow_in=F0, dtype=np.float32), [0, 0])
 
@@ -1055,13 +927,11 @@ def test_gather_empty_first_element_skips_shape_check(pair):
         pair.ok("TensorArrayWriteV3", handle=h, index=i, value=np.ones(shape, np.float32), flow_in=F0)
     out = pair.ok("TensorArrayGatherV3", handle=h, indices=[0, 1, 2], flow_in=F0, dtype=np.float32)
     assert out.shape == (3, 0) and out.dtype == np.float32
-    pair.fails(
+    pair.fails_on(
         "TensorArrayGatherV3",
-        IAE,
+        h,
         "TensorArray has inconsistent shapes.  Index 0 has shape: [2] but index 1 has shape: [0]",
-        handle=h,
         indices=[1, 0],
-        flow_in=F0,
         dtype=np.float32,
     )
 
@@ -1071,13 +941,11 @@ def test_gather_empty_on_closed(pair):
     pair.ok("TensorArrayCloseV3", handle=h)
     out = pair.ok("TensorArrayGatherV3", handle=h, indices=[], flow_in=F0, dtype=np.int32, element_shape=[2])
     assert out.shape == (0, 2) and out.dtype == np.int32
-    pair.fails(
+    pair.fails_on(
         "TensorArrayGatherV3",
-        IAE,
+        h,
         f"TensorArray {h.name} has already been closed.",
-        handle=h,
         indices=[0],
-        flow_in=F0,
         dtype=np.int32,
         element_shape=[2],
     )
@@ -1089,79 +957,59 @@ def test_gather_empty_on_closed(pair):
 def test_scatter_errors(pair):
     h = pair.create(3, "float32", element_shape=[2])
     v = np.ones((2, 2), np.float32)
-    pair.fails(
+    pair.fails_on(
         "TensorArrayScatterV3",
-        IAE,
+        h,
         "TensorArray dtype is float but Op is trying to write dtype int32.",
-        handle=h,
         indices=[0],
         value=np.int32(1),
-        flow_in=F0,
     )  # K7 before S2
-    pair.fails(
+    pair.fails_on(
         "TensorArrayScatterV3",
-        IAE,
+        h,
         "Input value for unpack must be at least a vector but received shape: []",
-        handle=h,
         indices=[0],
         value=np.float32(1),
-        flow_in=F0,
     )
-    pair.fails(
+    pair.fails_on(
         "TensorArrayScatterV3",
-        IAE,
+        h,
         "Expected indices to be a vector, but received shape: [2,1]",
-        handle=h,
         indices=[[0], [1]],
         value=v,
-        flow_in=F0,
     )
-    pair.fails(
+    pair.fails_on(
         "TensorArrayScatterV3",
-        IAE,
+        h,
         "Expected len(indices) == values.shape[0], but saw: 3 vs. 2",
-        handle=h,
         indices=[0, 1, 2],
         value=v,
-        flow_in=F0,
     )
-    pair.fails(
-        "TensorArrayScatterV3",
-        IAE,
-        "Max scatter index must be < array size (3 vs. 3)",
-        handle=h,
-        indices=[0, 3],
-        value=v,
-        flow_in=F0,
+    pair.fails_on(
+        "TensorArrayScatterV3", h, "Max scatter index must be < array size (3 vs. 3)", indices=[0, 3], value=v
     )
-    pair.fails(
+    pair.fails_on(
         "TensorArrayScatterV3",
-        IAE,
+        h,
         f"TensorArray {h.name}: Tried to write to index -1 but array is not resizeable and size is: 3",
-        handle=h,
         indices=[0, -1],
         value=v,
-        flow_in=F0,
     )
-    pair.fails(
+    pair.fails_on(
         "TensorArrayScatterV3",
-        IAE,
+        h,
         f"TensorArray {h.name}: Could not write to TensorArray index 1 because it has already been written to.",
-        handle=h,
         indices=[0, 1, 1],
         value=np.stack([v[0], v[0] * 2, v[0] * 3]),
-        flow_in=F0,
     )
-    pair.fails(
+    pair.fails_on(
         "TensorArrayScatterV3",
-        IAE,
+        h,
         f"TensorArray {h.name}: Could not write to TensorArray index 2 because the value shape is [3] which "
         "is incompatible with the TensorArray's inferred element shape: [2] (consider setting "
         "infer_shape=False).",
-        handle=h,
         indices=[2, 0],
         value=np.ones((2, 3), np.float32),
-        flow_in=F0,
     )
     # none of the failures wrote anything (TF would have written index 0 / index 1)
     pair.ok(
@@ -1174,23 +1022,15 @@ def test_scatter_errors(pair):
     out = pair.ok("TensorArrayGatherV3", handle=h, indices=[0, 1, 2], flow_in=F0, dtype=np.float32)
     assert_array_equal(out, [[2, 3], [0, 1], [4, 5]])
     pair.ok("TensorArrayCloseV3", handle=h)
-    pair.fails(
+    pair.fails_on(
         "TensorArrayScatterV3",
-        IAE,
+        h,
         "Input value for unpack must be at least a vector but received shape: []",
-        handle=h,
         indices=[0],
         value=np.float32(1),
-        flow_in=F0,
     )  # S2 before T1
-    pair.fails(
-        "TensorArrayScatterV3",
-        IAE,
-        f"TensorArray {h.name} has already been closed.",
-        handle=h,
-        indices=[[0]],
-        value=v[:1],
-        flow_in=F0,
+    pair.fails_on(
+        "TensorArrayScatterV3", h, f"TensorArray {h.name} has already been closed.", indices=[[0]], value=v[:1]
     )  # T1 before G2
 
 
@@ -1200,7 +1040,7 @@ def test_scatter_dynamic_growth_and_empty(pair):
     assert pair.size(h) == 1
     pair.ok("TensorArrayScatterV3", handle=h, indices=[3, 0], value=np.ones((2, 2), np.int32), flow_in=F0)
     assert pair.size(h) == 4
-    pair.fails("TensorArrayScatterV3", IAE, handle=h, indices=[9, 0], value=np.ones((2, 2), np.int32), flow_in=F0)
+    pair.fails_on("TensorArrayScatterV3", h, indices=[9, 0], value=np.ones((2, 2), np.int32))
     assert pair.size(h) == 4  # atomic: no growth to 10
 
 
@@ -1209,46 +1049,34 @@ def test_scatter_dynamic_growth_and_empty(pair):
 
 def test_concat_errors(pair):
     h = pair.create(0, "float32")
-    pair.fails(
+    pair.fails_on(
         "TensorArrayConcatV3",
-        UnimplementedError,
+        h,
         "TensorArray has size zero, but element_shape_except0 <unknown> is not fully defined. Currently only "
         "static shapes are supported when concatenating zero-size TensorArrays.",
-        handle=h,
-        flow_in=F0,
         dtype=np.float32,
+        cls=UnimplementedError,
     )
     v, lengths = pair.ok("TensorArrayConcatV3", handle=h, flow_in=F0, dtype=np.float32, element_shape_except0=[2])
     assert v.shape == (0, 2) and v.dtype == np.float32 and lengths.dtype == np.int64 and lengths.shape == (0,)
     h = pair.create(2, "float32")
-    pair.fails(
-        "TensorArrayConcatV3",
-        IAE,
-        "TensorArray dtype is float but Op requested dtype int32.",
-        handle=h,
-        flow_in=F0,
-        dtype=np.int32,
-    )
+    pair.fails_on("TensorArrayConcatV3", h, "TensorArray dtype is float but Op requested dtype int32.", dtype=np.int32)
     pair.ok("TensorArrayWriteV3", handle=h, index=0, value=np.ones((1, 2), np.float32), flow_in=F0)
-    pair.fails("TensorArrayConcatV3", IAE, handle=h, flow_in=F0, dtype=np.float32)  # T10 for index 1
+    pair.fails_on("TensorArrayConcatV3", h, dtype=np.float32)  # T10 for index 1
     pair.ok("TensorArrayWriteV3", handle=h, index=1, value=np.ones((2, 3), np.float32), flow_in=F0)
-    pair.fails(
+    pair.fails_on(
         "TensorArrayConcatV3",
-        IAE,
+        h,
         "TensorArray was passed element_shape_except0 [3] but index 0 has (excepting dimension 0) shape: [2] "
         "which does not match.",
-        handle=h,
-        flow_in=F0,
         dtype=np.float32,
         element_shape_except0=[3],
     )
-    pair.fails(
+    pair.fails_on(
         "TensorArrayConcatV3",
-        IAE,
+        h,
         "TensorArray has inconsistent shapes.  Index 0 has (excepting dimension 0) shape: [2] but index 1 "
         "has (excepting dimension 0) shape: [3]",
-        handle=h,
-        flow_in=F0,
         dtype=np.float32,
     )
     # atomic: the failed concats cleared nothing
@@ -1256,23 +1084,14 @@ def test_concat_errors(pair):
     h = pair.create(2, "float32")
     pair.ok("TensorArrayWriteV3", handle=h, index=0, value=np.ones(2, np.float32), flow_in=F0)
     pair.ok("TensorArrayWriteV3", handle=h, index=1, value=np.float32(1), flow_in=F0)
-    pair.fails(
+    pair.fails_on(
         "TensorArrayConcatV3",
-        IAE,
+        h,
         "Concat saw a scalar shape at index 1 but requires at least vectors.  Did you mean to call pack?",
-        handle=h,
-        flow_in=F0,
         dtype=np.float32,
     )
     pair.ok("TensorArrayCloseV3", handle=h)
-    pair.fails(
-        "TensorArrayConcatV3",
-        IAE,
-        f"TensorArray {h.name} has already been closed.",
-        handle=h,
-        flow_in=F0,
-        dtype=np.float32,
-    )
+    pair.fails_on("TensorArrayConcatV3", h, f"TensorArray {h.name} has already been closed.", dtype=np.float32)
 
 
 @pytest.mark.parametrize(
@@ -1296,7 +1115,7 @@ def test_concat_check_order(pair, elements, except0, message):
     h = pair.create(len(elements), "float32")
     for i, v in enumerate(elements):
         pair.ok("TensorArrayWriteV3", handle=h, index=i, value=np.asarray(v, np.float32), flow_in=F0)
-    e = pair.fails("TensorArrayConcatV3", IAE, handle=h, flow_in=F0, dtype=np.float32, element_shape_except0=except0)
+    e = pair.fails_on("TensorArrayConcatV3", h, dtype=np.float32, element_shape_except0=except0)
     assert e.message.startswith(message)  # and numba_ta's message equals the reference's
 
 
@@ -1305,7 +1124,7 @@ def test_concat_grad_never_split_raises(pair):
     h = pair.create(2, "float32", element_shape=[2])
     pair.ok("TensorArrayWriteV3", handle=h, index=0, value=np.ones(2, np.float32), flow_in=F0)
     g = pair.grad(h)
-    pair.fails("TensorArrayConcatV3", IAE, any_message=True, handle=g, flow_in=F0, dtype=np.float32)
+    pair.fails_on("TensorArrayConcatV3", g, any_message=True, dtype=np.float32)
     assert_array_equal(pair.ok("TensorArrayReadV3", handle=g, index=0, flow_in=F0, dtype=np.float32), [0, 0])
 
 
@@ -1315,103 +1134,69 @@ def test_concat_grad_never_split_raises(pair):
 def test_split_errors(pair):
     h = pair.create(3, "float32")
     v = np.ones((3, 2), np.float32)
-    pair.fails(
+    pair.fails_on("TensorArraySplitV3", h, "Expected lengths to be a vector, received shape: []", value=v, lengths=3)
+    pair.fails_on(
         "TensorArraySplitV3",
-        IAE,
-        "Expected lengths to be a vector, received shape: []",
-        handle=h,
-        value=v,
-        lengths=3,
-        flow_in=F0,
-    )
-    pair.fails(
-        "TensorArraySplitV3",
-        IAE,
+        h,
         "Expected value to be at least a vector, but received shape: []",
-        handle=h,
         value=np.float32(1),
         lengths=[1, 1, 1],
-        flow_in=F0,
     )
-    pair.fails(
+    pair.fails_on(
         "TensorArraySplitV3",
-        IAE,
+        h,
         "Expected sum of lengths to be equal to values.shape[0], but sum of lengths is 4 and value's shape is: [3,2]",
-        handle=h,
         value=v,
         lengths=[1, 1, 2],
-        flow_in=F0,
     )
-    pair.fails(
+    pair.fails_on(
         "TensorArraySplitV3",
-        IAE,
+        h,
         "TensorArray's size is not equal to the size of lengths (3 vs. 2), and the TensorArray is not marked "
         "as dynamically resizeable",
-        handle=h,
         value=v.astype(np.int32),
         lengths=[1, 2],
-        flow_in=F0,
     )  # P5 before K7
-    pair.fails(
+    pair.fails_on(
         "TensorArraySplitV3",
-        IAE,
+        h,
         "TensorArray dtype is float but Op is trying to write dtype int32.",
-        handle=h,
         value=v.astype(np.int32),
         lengths=[1, 1, 1],
-        flow_in=F0,
     )
     # negative lengths: TF aborts (divergence 2): numba_ta raises InvalidArgumentError, any message
-    pair.fails("TensorArraySplitV3", IAE, any_message=True, handle=h, value=v, lengths=[2, -1, 2], flow_in=F0)
+    pair.fails_on("TensorArraySplitV3", h, any_message=True, value=v, lengths=[2, -1, 2])
     pair.ok("TensorArraySplitV3", handle=h, value=v, lengths=np.array([0, 3, 0], np.int64), flow_in=F0)
     out = pair.ok("TensorArrayReadV3", handle=h, index=0, flow_in=F0, dtype=np.float32)
     assert out.shape == (0, 2)
     pair.ok("TensorArrayCloseV3", handle=h)
-    pair.fails(
-        "TensorArraySplitV3",
-        IAE,
-        "Expected lengths to be a vector, received shape: []",
-        handle=h,
-        value=v,
-        lengths=3,
-        flow_in=F0,
+    pair.fails_on(
+        "TensorArraySplitV3", h, "Expected lengths to be a vector, received shape: []", value=v, lengths=3
     )  # P1 before T1
-    pair.fails(
-        "TensorArraySplitV3",
-        IAE,
-        f"TensorArray {h.name} has already been closed.",
-        handle=h,
-        value=v,
-        lengths=[1, 1, 1],
-        flow_in=F0,
-    )
+    pair.fails_on("TensorArraySplitV3", h, f"TensorArray {h.name} has already been closed.", value=v, lengths=[1, 1, 1])
 
 
 def test_split_dynamic(pair):
     h = pair.create(5, "float32", dynamic_size=True)
     v = np.arange(3, dtype=np.float32)
-    pair.fails(
+    pair.fails_on(
         "TensorArraySplitV3",
-        IAE,
+        h,
         "TensorArray's size is not equal to the size of lengths (5 vs. 2), and the TensorArray is not marked "
         "as dynamically resizeable",
-        handle=h,
         value=v,
         lengths=[1, 2],
-        flow_in=F0,
     )
     h = pair.create(1, "float32", dynamic_size=True, element_shape=[1])
     # T4 at the second element: atomic -> no growth, nothing written
-    pair.fails(
+    pair.fails_on(
         "TensorArraySplitV3",
-        IAE,
+        h,
         f"TensorArray {h.name}: Could not write to TensorArray index 1 because the value shape is [2] which is "
         "incompatible with the TensorArray's inferred element shape: [1] (consider setting "
         "infer_shape=False).",
-        handle=h,
         value=v,
         lengths=[1, 2],
-        flow_in=F0,
     )
     assert pair.size(h) == 1
     pair.ok("TensorArraySplitV3", handle=h, value=v, lengths=[1, 1, 1], flow_in=F0)
@@ -1420,18 +1205,10 @@ def test_split_dynamic(pair):
 
 def test_split_negative_length_leaves_array_unchanged(pair):
     h = pair.create(0, "int32", dynamic_size=True)
-    pair.fails(
-        "TensorArraySplitV3",
-        IAE,
-        any_message=True,
-        handle=h,
-        value=np.arange(2, dtype=np.int32),
-        lengths=[3, -1],
-        flow_in=F0,
-    )
+    pair.fails_on("TensorArraySplitV3", h, any_message=True, value=np.arange(2, dtype=np.int32), lengths=[3, -1])
     assert pair.size(h) == 0
     g = pair.grad(h)
-    pair.fails("TensorArrayConcatV3", IAE, any_message=True, handle=g, flow_in=F0, dtype=np.int32)
+    pair.fails_on("TensorArrayConcatV3", g, any_message=True, dtype=np.int32)
 
 
 # --------------------------------------------------------------------------- Size / Close
@@ -1466,102 +1243,75 @@ def test_grad_basics(pair):
     assert float(gflow) == 0.0 and gh.name == g.name
     assert pair.size(g) == 3
     # the forward array is no longer resizeable
-    pair.fails(
+    pair.fails_on(
         "TensorArrayWriteV3",
-        IAE,
+        h,
         f"TensorArray {h.name}: Tried to write to index 3 but array is not resizeable and size is: 3",
-        handle=h,
         index=3,
         value=np.ones(3, np.float32),
-        flow_in=F0,
     )
-    pair.fails(
+    pair.fails_on(
         "TensorArrayWriteV3",
-        IAE,
+        g,
         f"TensorArray {g.name}: Tried to write to index 3 but array is not resizeable and size is: 3",
-        handle=g,
         index=3,
         value=np.ones(3, np.float32),
-        flow_in=F0,
     )
     # T7 against the forward-written shape
-    pair.fails(
+    pair.fails_on(
         "TensorArrayWriteV3",
-        IAE,
+        g,
         f"TensorArray {g.name}: Could not aggregate to TensorArray index 1 because the existing shape is [3] "
         "but the new input shape is [2].",
-        handle=g,
         index=1,
         value=np.ones(2, np.float32),
-        flow_in=F0,
     )
     # unwritten forward slot: the first grad write sets the shape
     pair.ok("TensorArrayWriteV3", handle=g, index=0, value=np.float32(2), flow_in=F0)
-    pair.fails(
+    pair.fails_on(
         "TensorArrayWriteV3",
-        IAE,
+        g,
         f"TensorArray {g.name}: Could not aggregate to TensorArray index 0 because the existing shape is [] "
         "but the new input shape is [1].",
-        handle=g,
         index=0,
         value=np.ones(1, np.float32),
-        flow_in=F0,
     )
     # same key through the second handle: shared contents
     pair.ok("TensorArrayWriteV3", handle=PH(gh, g.ref), index=0, value=np.float32(3), flow_in=F0)
     assert pair.ok("TensorArrayReadV3", handle=g, index=0, flow_in=F0, dtype=np.float32) == 5
     # soft zero of the forward shape; unwritten forward slot with unknown element shape -> T10
     assert_array_equal(pair.ok("TensorArrayReadV3", handle=g, index=1, flow_in=F0, dtype=np.float32), [0, 0, 0])
-    pair.fails(
+    pair.fails_on(
         "TensorArrayReadV3",
-        IAE,
+        g,
         f"TensorArray {g.name}: Could not read from TensorArray index 2.  Furthermore, the element shape is "
         "not fully defined: <unknown>.  It is possible you are working with a resizeable TensorArray and "
         "stop_gradients is not allowing the gradients to be written.  If you set the full element_shape "
         "property on the forward TensorArray, the proper all-zeros tensor will be returned instead of "
         "incurring this error.",
-        handle=g,
         index=2,
-        flow_in=F0,
         dtype=np.float32,
     )
-    pair.fails(
-        "TensorArrayReadV3",
-        IAE,
-        "Tried to read from index -1 but array size is: 3",
-        handle=g,
-        index=-1,
-        flow_in=F0,
-        dtype=np.float32,
+    pair.fails_on(
+        "TensorArrayReadV3", g, "Tried to read from index -1 but array size is: 3", index=-1, dtype=np.float32
     )
     # another source is an independent array
     g2 = pair.grad(h, "gradients_1")
     assert g2.name == h.name + "@gradients_1"
     assert_array_equal(pair.ok("TensorArrayReadV3", handle=g2, index=1, flow_in=F0, dtype=np.float32), [0, 0, 0])
     # grad of grad
-    pair.fails(
-        "TensorArrayGradV3",
-        IAE,
-        f"Wrong input container. _tensor_array_grads{g.name}",
-        handle=g,
-        flow_in=F0,
-        source="gradients",
-    )
-    pair.fails(
+    pair.fails_on("TensorArrayGradV3", g, f"Wrong input container. _tensor_array_grads{g.name}", source="gradients")
+    pair.fails_on(
         "TensorArrayGradWithShape",
-        IAE,
+        g,
         f"Wrong input container. _tensor_array_grads{g.name}",
-        handle=g,
-        flow_in=F0,
         shape_to_prepend=[2],
         source="x",
     )
     # closing the forward does not affect the grad array
     pair.ok("TensorArrayCloseV3", handle=h)
     pair.ok("TensorArrayWriteV3", handle=g, index=2, value=np.ones(2, np.float32), flow_in=F0)
-    pair.fails(
-        "TensorArrayGradV3", IAE, f"TensorArray {h.name} has already been closed.", handle=h, flow_in=F0, source="other"
-    )
+    pair.fails_on("TensorArrayGradV3", h, f"TensorArray {h.name} has already been closed.", source="other")
 
 
 def test_grad_read_past_end_grows(pair):
@@ -1575,11 +1325,11 @@ def test_grad_read_past_end_grows(pair):
     pair.ok("TensorArrayWriteV3", handle=g, index=5, value=np.ones(2), flow_in=F0)
     assert_array_equal(pair.ok("TensorArrayReadV3", handle=g, index=5, flow_in=F0, dtype=np.float64), [2, 2])
     assert_array_equal(pair.ok("TensorArrayReadV3", handle=g, index=4, flow_in=F0, dtype=np.float64), [0, 0])
-    pair.fails("TensorArrayWriteV3", IAE, handle=g, index=6, value=np.ones(2), flow_in=F0)  # T5
+    pair.fails_on("TensorArrayWriteV3", g, index=6, value=np.ones(2))  # T5
     # not fully defined: T10 and no growth
     h2 = pair.create(2, "float64", element_shape=[None])
     g2 = pair.grad(h2)
-    pair.fails("TensorArrayReadV3", IAE, handle=g2, index=4, flow_in=F0, dtype=np.float64)
+    pair.fails_on("TensorArrayReadV3", g2, index=4, dtype=np.float64)
     assert pair.size(g2) == 2
 
 
@@ -1592,14 +1342,12 @@ def test_grad_aggregation_dtypes(pair, dtype, parallel):
     pair.ok("TensorArrayWriteV3", handle=g, index=1, value=val(dtype, (2,), 2), flow_in=F0)  # into U: store
     if dtype == "bool":
         for i in (0, 1):
-            pair.fails(
+            pair.fails_on(
                 "TensorArrayWriteV3",
-                IAE,
+                g,
                 "tensor_array::AddToTensor type not supported: bool",
-                handle=g,
                 index=i,
                 value=val(dtype, (2,), 3),
-                flow_in=F0,
             )
         expect0, expect1 = val(dtype, (2,), 1), val(dtype, (2,), 2)
     else:
@@ -1622,7 +1370,7 @@ def test_grad_copy_shapes_includes_zero_read(pair):
     pair.ok("TensorArrayReadV3", handle=h2, index=0, flow_in=F0, dtype=np.float32)  # cleared: shape kept
     g2 = pair.grad(h2)
     assert_array_equal(pair.ok("TensorArrayReadV3", handle=g2, index=0, flow_in=F0, dtype=np.float32), np.zeros(4))
-    pair.fails("TensorArrayReadV3", IAE, handle=g2, index=1, flow_in=F0, dtype=np.float32)  # U, [?]: T10
+    pair.fails_on("TensorArrayReadV3", g2, index=1, dtype=np.float32)  # U, [?]: T10
     g = pair.grad(h)
     assert_array_equal(pair.ok("TensorArrayReadV3", handle=g, index=2, flow_in=F0, dtype=np.float32), [0, 0])
 
@@ -1633,16 +1381,14 @@ def test_grad_identical_shapes_inherited(pair):
     g = pair.grad(h)
     # the grad array got the refined forward element shape [2,2]
     assert_array_equal(pair.ok("TensorArrayReadV3", handle=g, index=2, flow_in=F0, dtype=np.float32), np.zeros((2, 2)))
-    pair.fails(
+    pair.fails_on(
         "TensorArrayWriteV3",
-        IAE,
+        g,
         f"TensorArray {g.name}: Could not write to TensorArray index 1 because the value shape is [3] which is "
         "incompatible with the TensorArray's inferred element shape: [2,2] (consider setting "
         "infer_shape=False).",
-        handle=g,
         index=1,
         value=np.ones(3, np.float32),
-        flow_in=F0,
     )
 
 
@@ -1656,16 +1402,14 @@ def test_grad_with_shape(pair):
     # same key: the first creator wins, a new prepend is ignored
     g_again = pair.ok("TensorArrayGradWithShape", handle=h, flow_in=F0, shape_to_prepend=[5, 7], source="g2")
     assert g_again.name == g.name
-    pair.fails(
+    pair.fails_on(
         "TensorArrayWriteV3",
-        IAE,
+        g_again,
         f"TensorArray {g.name}: Could not write to TensorArray index 2 because the value shape is [5,7,3] "
         "which is incompatible with the TensorArray's inferred element shape: [4,3] (consider setting "
         "infer_shape=False).",
-        handle=g_again,
         index=2,
         value=np.ones((5, 7, 3), np.float32),
-        flow_in=F0,
     )
     g_v3 = pair.grad(h, "g2")
     assert_array_equal(
@@ -1686,15 +1430,15 @@ def test_grad_with_shape_partial_and_unknown(pair):
     pair.ok("TensorArrayWriteV3", handle=h, index=0, value=np.ones((1, 3), np.float32), flow_in=F0)
     g = pair.ok("TensorArrayGradWithShape", handle=h, flow_in=F0, shape_to_prepend=np.array([2], np.int32), source="p")
     assert pair.ok("TensorArrayReadV3", handle=g, index=0, flow_in=F0, dtype=np.float32).shape == (2, 1, 3)
-    pair.fails("TensorArrayReadV3", IAE, handle=g, index=1, flow_in=F0, dtype=np.float32)  # [2,?,3]: T10
-    pair.fails("TensorArrayWriteV3", IAE, handle=g, index=1, value=np.ones((1, 3), np.float32), flow_in=F0)  # T4
+    pair.fails_on("TensorArrayReadV3", g, index=1, dtype=np.float32)  # [2,?,3]: T10
+    pair.fails_on("TensorArrayWriteV3", g, index=1, value=np.ones((1, 3), np.float32))  # T4
     pair.ok("TensorArrayWriteV3", handle=g, index=1, value=np.ones((2, 5, 3), np.float32), flow_in=F0)
     # forward rank unknown: the grad element shape stays unknown, the prepend still applies to written slots
     h2 = pair.create(2, "float32")
     pair.ok("TensorArrayWriteV3", handle=h2, index=0, value=np.ones(3, np.float32), flow_in=F0)
     g2 = pair.ok("TensorArrayGradWithShape", handle=h2, flow_in=F0, shape_to_prepend=[2, 1], source="p")
     assert pair.ok("TensorArrayReadV3", handle=g2, index=0, flow_in=F0, dtype=np.float32).shape == (2, 1, 3)
-    pair.fails("TensorArrayReadV3", IAE, handle=g2, index=1, flow_in=F0, dtype=np.float32)
+    pair.fails_on("TensorArrayReadV3", g2, index=1, dtype=np.float32)
     pair.ok("TensorArrayWriteV3", handle=g2, index=1, value=np.ones(7, np.float32), flow_in=F0)
     # an empty prepend behaves like GradV3
     g3 = pair.ok("TensorArrayGradWithShape", handle=h2, flow_in=F0, shape_to_prepend=[], source="e")
@@ -1703,33 +1447,21 @@ def test_grad_with_shape_partial_and_unknown(pair):
 
 def test_grad_with_shape_errors_are_atomic(pair):
     h = pair.create(1, "float32", dynamic_size=True)
-    pair.fails(
+    pair.fails_on(
         "TensorArrayGradWithShape",
-        IAE,
+        h,
         "shape must be a vector of {int32,int64}, got shape [1,1]",
-        handle=h,
-        flow_in=F0,
         shape_to_prepend=[[1]],
         source="g",
     )
-    pair.fails(
+    pair.fails_on(
         "TensorArrayGradWithShape",
-        IAE,
+        h,
         "shape must be a vector of {int32,int64}, got shape []",
-        handle=h,
-        flow_in=F0,
         shape_to_prepend=3,
         source="g",
     )
-    pair.fails(
-        "TensorArrayGradWithShape",
-        IAE,
-        "Dimension -1 must be >= 0",
-        handle=h,
-        flow_in=F0,
-        shape_to_prepend=[2, -1],
-        source="g",
-    )
+    pair.fails_on("TensorArrayGradWithShape", h, "Dimension -1 must be >= 0", shape_to_prepend=[2, -1], source="g")
     # TF would have disabled dynamic size; numba_ta's failed op changed nothing
     pair.ok("TensorArrayWriteV3", handle=h, index=3, value=np.float32(1), flow_in=F0)
     assert pair.size(h) == 4
@@ -1752,15 +1484,13 @@ def test_grad_of_split_forward_concat(pair):
     # gradient of concat = split into the grad array, of split = concat of the grad array
     pair.ok("TensorArraySplitV3", handle=g, value=np.ones((3, 2), np.float32), lengths=[1, 0, 2], flow_in=F0)
     pair.ok("TensorArraySplitV3", handle=g, value=np.ones((3, 2), np.float32) * 2, lengths=[1, 0, 2], flow_in=F0)
-    pair.fails(
-        "TensorArraySplitV3", IAE, handle=g, value=np.ones((3, 2), np.float32), lengths=[2, 0, 1], flow_in=F0
-    )  # T7
+    pair.fails_on("TensorArraySplitV3", g, value=np.ones((3, 2), np.float32), lengths=[2, 0, 1])  # T7
     value, lengths = pair.ok("TensorArrayConcatV3", handle=g, flow_in=F0, dtype=np.float32)
     assert_array_equal(value, np.full((3, 2), 3.0))
     assert lengths.tolist() == [1, 0, 2]
     # the grad array grows on a read past the end, but concat still covers marked_size elements
     g2 = pair.grad(h, "other")
-    pair.fails("TensorArrayReadV3", IAE, handle=g2, index=5, flow_in=F0, dtype=np.float32)  # unknown shape: T10
+    pair.fails_on("TensorArrayReadV3", g2, index=5, dtype=np.float32)  # unknown shape: T10
     value, lengths = pair.ok("TensorArrayConcatV3", handle=g2, flow_in=F0, dtype=np.float32)
     assert value.shape == (3, 2) and not value.any()
 
@@ -1864,14 +1594,12 @@ def test_scatter_dynamic_negative_index_after_growth(pair):
     h = pair.create(1, "float32", dynamic_size=True)
     # the write to index 2 grows the array to 3 inside the op, so the T2 for -1 reports size 3;
     # the op is atomic, so afterwards the size is 1 again (TF keeps 3 and the write to index 2)
-    pair.fails(
+    pair.fails_on(
         "TensorArrayScatterV3",
-        IAE,
+        h,
         f"TensorArray {h.name}: Tried to write to index -1 but array is not resizeable and size is: 3",
-        handle=h,
         indices=[2, -1],
         value=np.ones((2, 4), np.float32),
-        flow_in=F0,
     )
     assert pair.size(h) == 1
     pair.ok("TensorArrayWriteV3", handle=h, index=2, value=np.ones(4, np.float32), flow_in=2.0)
@@ -1913,23 +1641,19 @@ class _DuckTensor:
 def test_duck_typed_dtype_and_value(pair):
     h = pair.ok("TensorArrayV3", size=2, dtype=_DuckDType("float32"))
     pair.ok("TensorArrayWriteV3", handle=h, index=0, value=_DuckTensor(np.ones(2, np.float32)), flow_in=F0)
-    pair.fails(
+    pair.fails_on(
         "TensorArrayWriteV3",
-        IAE,
+        h,
         "TensorArray dtype is float but Op is trying to write dtype double.",
-        handle=h,
         index=1,
         value=_DuckTensor(np.ones(2, np.float64)),
-        flow_in=F0,
     )
     assert_array_equal(pair.ok("TensorArrayReadV3", handle=h, index=0, flow_in=F0, dtype=_DuckDType("float32")), [1, 1])
-    pair.fails(
+    pair.fails_on(
         "TensorArrayReadV3",
-        IAE,
+        h,
         "TensorArray dtype is float but Op requested dtype complex64.",
-        handle=h,
         index=0,
-        flow_in=F0,
         dtype=_DuckDType("complex64"),
     )
 
@@ -1975,17 +1699,15 @@ def test_gather_on_grad_reads_past_end(pair):
     assert out.shape == (2, 2) and not out.any()
     assert pair.size(g) == 6
     # a failing gather does not grow the grad array
-    pair.fails("TensorArrayGatherV3", IAE, handle=g, indices=[9, 0], flow_in=F0, dtype=np.float32)  # T11 at 0
+    pair.fails_on("TensorArrayGatherV3", g, indices=[9, 0], dtype=np.float32)  # T11 at 0
     assert pair.size(g) == 6
-    pair.fails(
+    pair.fails_on(
         "TensorArraySplitV3",
-        IAE,
+        g,
         "TensorArray's size is not equal to the size of lengths (6 vs. 2), and the TensorArray is not marked "
         "as dynamically resizeable",
-        handle=g,
         value=np.ones((2, 2), np.float32),
         lengths=[1, 1],
-        flow_in=F0,
     )
 
 
@@ -1996,14 +1718,7 @@ def test_grad_after_gather_narrowing_and_closed_existing_key(pair):
     assert_array_equal(pair.ok("TensorArrayReadV3", handle=g, index=1, flow_in=F0, dtype=np.float32), [0, 0, 0])
     pair.ok("TensorArrayCloseV3", handle=h)
     # the key exists, but the closed check comes first
-    pair.fails(
-        "TensorArrayGradV3",
-        IAE,
-        f"TensorArray {h.name} has already been closed.",
-        handle=h,
-        flow_in=F0,
-        source="gradients",
-    )
+    pair.fails_on("TensorArrayGradV3", h, f"TensorArray {h.name} has already been closed.", source="gradients")
     pair.ok("TensorArrayWriteV3", handle=g, index=0, value=np.ones(3, np.float32), flow_in=F0)
 
 

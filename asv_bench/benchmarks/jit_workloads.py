@@ -91,13 +91,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import time
 import types as pytypes
 import warnings
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numba
 import numpy as np
@@ -298,42 +295,17 @@ def compiled_functions():
 
 
 @dataclass
-class JitCase(wl.Case):
-    """One compiled-code workload for one variant: a :class:`workloads.Case` whose result can be checked.
+class JitCase(wl.CheckedCase):
+    """One compiled-code workload for one variant: a :class:`workloads.CheckedCase`.
 
     ``op`` is one of ``WORKLOADS`` and ``impl`` one of ``VARIANTS[op]``;
     ``per_call`` is ``n`` (rows per compiled loop, or calls per timing for
-    ``call``).
-
-    Attributes
-    ----------
-    check : callable
-        ``check(result)``: raises AssertionError unless `result`, the value of
-        ``run(prepare())``, is what the workload computes.
+    ``call``).  :meth:`verify` compiles the function on its first call (or
+    loads it from Numba's cache).
     """
 
-    check: Callable[[Any], None] = field(default=lambda result: None, repr=False)
-
-    def verify(self):
-        """Run the case once on a fresh ``prepare()`` and check its result (compiles on the first call).
-
-        Returns
-        -------
-        float
-            Seconds that call took (compilation or cache loading included).
-
-        Raises
-        ------
-        AssertionError
-            If the result is wrong.
-        """
-        with _first_calls():
-            state = self.prepare()
-            t0 = time.perf_counter()
-            result = self.run(state)
-            seconds = time.perf_counter() - t0
-        self.check(result)
-        return seconds
+    def _first_call(self):
+        return _first_calls()
 
 
 def _fixed(value):
@@ -498,16 +470,7 @@ def make_jit_case(workload, variant, n=N, items=ITEMS, dtype="float32"):
     >>> c.per_call, c.nbytes
     (3, 24)
     """
-    if workload not in WORKLOADS:
-        raise ValueError(f"unknown workload {workload!r}; choose from {', '.join(WORKLOADS)}")
-    if variant not in VARIANTS[workload]:
-        raise ValueError(f"unknown variant {variant!r} of {workload}; choose from {', '.join(VARIANTS[workload])}")
-    if np.dtype(dtype).name not in ("float32", "float64"):
-        raise ValueError(f"dtype must be float32 or float64, got {dtype!r}")
-    n, items = int(n), int(items)
-    if n < 1 or items < 1:
-        raise ValueError(f"n and items must be >= 1, got n={n}, items={items}")
-    dtype = np.dtype(dtype).name
+    n, items, dtype = wl.check_case_arguments(workload, variant, WORKLOADS, VARIANTS, n, items, dtype)
     rows = np.array(wl.filled(n, items, dtype))  # a writable copy of the deterministic rows
     prepare, run_, check = _CASE_BUILDERS[workload](variant, rows, dtype, n, items)
     return JitCase(

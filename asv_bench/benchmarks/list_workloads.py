@@ -71,10 +71,7 @@ True
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -129,40 +126,13 @@ ROWS = 1024
 
 
 @dataclass
-class ListCase(wl.Case):
-    """One TensorList workload for one variant: a :class:`workloads.Case` whose result can be checked.
+class ListCase(wl.CheckedCase):
+    """One TensorList workload for one variant: a :class:`workloads.CheckedCase`.
 
     ``op`` is one of ``WORKLOADS``, ``impl`` one of ``VARIANTS[op]``,
-    ``per_call`` is ``n`` (elements per list built).
-
-    Attributes
-    ----------
-    check : callable
-        ``check(result)``: raises AssertionError unless `result`, the value of
-        ``run(prepare())``, is the ``(n, items)`` stack of the elements.
+    ``per_call`` is ``n`` (elements per list built); ``check(result)`` checks
+    that `result` is the ``(n, items)`` stack of the elements.
     """
-
-    check: Callable[[Any], None] = field(default=lambda result: None, repr=False)
-
-    def verify(self):
-        """Run the case once on a fresh ``prepare()`` and check its result.
-
-        Returns
-        -------
-        float
-            Seconds that call took.
-
-        Raises
-        ------
-        AssertionError
-            If the result is wrong.
-        """
-        state = self.prepare()
-        t0 = time.perf_counter()
-        result = self.run(state)
-        seconds = time.perf_counter() - t0
-        self.check(result)
-        return seconds
 
 
 def _checker(rows, n, variant):
@@ -345,16 +315,7 @@ def make_list_case(workload, variant, n, items=4, dtype="float32"):
     >>> c.per_call, c.nbytes, c.run(c.prepare()).shape
     (3, 24, (3, 2))
     """
-    if workload not in WORKLOADS:
-        raise ValueError(f"unknown workload {workload!r}; choose from {', '.join(WORKLOADS)}")
-    if variant not in VARIANTS[workload]:
-        raise ValueError(f"unknown variant {variant!r} of {workload}; choose from {', '.join(VARIANTS[workload])}")
-    if np.dtype(dtype).name not in ("float32", "float64"):
-        raise ValueError(f"dtype must be float32 or float64, got {dtype!r}")
-    n, items = int(n), int(items)
-    if n < 1 or items < 1:
-        raise ValueError(f"n and items must be >= 1, got n={n}, items={items}")
-    dtype = np.dtype(dtype).name
+    n, items, dtype = wl.check_case_arguments(workload, variant, WORKLOADS, VARIANTS, n, items, dtype)
     rows = wl.filled(min(n, ROWS), items, dtype)
     views = list(rows)  # (items,) views, one object per distinct row
     seq = [views[i % len(views)] for i in range(n)]  # n references, made outside the timing

@@ -816,12 +816,8 @@ def format_table(report):
         for base, _ in ratio_cols:
             row.append(_fmt_ratio(report.ratio(w, "numba_ta", base)))
         table.append(row)
-    widths = [max(len(r[c]) for r in table) for c in range(len(header))]
-    for k, row in enumerate(table if report.results else []):  # no table for the compiled section alone
-        cells = [row[c].ljust(widths[c]) if c < 3 else row[c].rjust(widths[c]) for c in range(len(row))]
-        lines.append("  ".join(cells).rstrip())
-        if k == 0:
-            lines.append("  ".join("-" * w for w in widths))
+    if report.results:  # no table for the compiled section alone
+        lines += _aligned(table, left=3)
     errors = [r for r in report.results if r.status == "error"]
     if errors:
         lines.append("")
@@ -845,6 +841,31 @@ def format_table(report):
     if report.tensorlist:
         lines += ([""] if lines[-1] else []) + format_tensorlist(report)
     return "\n".join(lines)
+
+
+def _aligned(table, left):
+    """Lines of `table` (a header row, then rows of str): columns padded, the first `left` ones left-aligned."""
+    widths = [max(len(r[c]) for r in table) for c in range(len(table[0]))]
+    lines = []
+    for k, row in enumerate(table):
+        cells = [row[c].ljust(widths[c]) if c < left else row[c].rjust(widths[c]) for c in range(len(row))]
+        lines.append("  ".join(cells).rstrip())
+        if k == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return lines
+
+
+def _target_lines(targets, title):
+    """Lines of a section's ratios and targets (none without targets); ``~`` marks an estimated measure."""
+    if not targets:
+        return []
+    lines = ["", title]
+    tw = max(len(t["ratio"]) for t in targets)
+    for t in targets:
+        mval = "-" if t["measured"] is None else ("~" if t.get("estimated") else "") + f"{t['measured']:.3g}"
+        status = t["status"] if t["bound"] else ""
+        lines.append(f"  {t['ratio']:<{tw}}  {mval:>8} {t['bound']:<8}  {status}".rstrip())
+    return lines
 
 
 def _gbps(r):
@@ -893,12 +914,7 @@ def format_compiled(report):
             r = report.get_compiled(w, v)
             row.append("" if r is None else _fmt_time(r.per_op) if r.status == "ok" else "ERROR")
         table.append(row)
-    widths = [max(len(r[c]) for r in table) for c in range(len(header))]
-    for k, row in enumerate(table):
-        cells = [row[c].ljust(widths[c]) if c < 2 else row[c].rjust(widths[c]) for c in range(len(row))]
-        lines.append("  ".join(cells).rstrip())
-        if k == 0:
-            lines.append("  ".join("-" * w for w in widths))
+    lines += _aligned(table, left=2)
     stack = [(v, _gbps(report.get_compiled("stack", v))) for v in jw.VARIANTS["stack"]]
     if any(g for _, g in stack):
         nbytes = next(r.nbytes for r in report.compiled if r.op == "stack")
@@ -911,14 +927,9 @@ def format_compiled(report):
     for r in report.compiled:
         if r.status != "ok":
             lines.append(f"ERROR compiled {r.op}/{r.impl}: {r.message}")
-    targets = compiled_targets(report)
-    if targets:
-        lines += ["", "compiled code: ratios, and their targets met or MISSED in this run"]
-        tw = max(len(t["ratio"]) for t in targets)
-        for t in targets:
-            mval = "-" if t["measured"] is None else f"{t['measured']:.3g}"
-            status = t["status"] if t["bound"] else ""
-            lines.append(f"  {t['ratio']:<{tw}}  {mval:>8} {t['bound']:<8}  {status}".rstrip())
+    lines += _target_lines(
+        compiled_targets(report), "compiled code: ratios, and their targets met or MISSED in this run"
+    )
     return lines
 
 
@@ -968,12 +979,7 @@ def format_tensorlist(report):
             else:
                 row.append("n/a" if r.status == "n/a" else "ERROR")
         table.append(row)
-    widths = [max(len(r[c]) for r in table) for c in range(len(header))]
-    for k, row in enumerate(table):
-        cells = [row[c].ljust(widths[c]) if c < 1 else row[c].rjust(widths[c]) for c in range(len(row))]
-        lines.append("  ".join(cells).rstrip())
-        if k == 0:
-            lines.append("  ".join("-" * w for w in widths))
+    lines += _aligned(table, left=1)
     for w in lw.WORKLOADS:
         if any(r.op == w for r in report.tensorlist):
             what = [f"{lw.VARIANT_LABELS[v]}: {lw.DESCRIPTIONS[(w, v)]}" for v in variants]
@@ -984,14 +990,10 @@ def format_tensorlist(report):
     for r in report.tensorlist:
         if r.status == "error":
             lines.append(f"ERROR tensorlist {r.workload} n={r.n}/{r.impl}: {r.message}")
-    targets = tensorlist_targets(report)
-    if targets:
-        lines += ["", "TensorList: ratios, and their targets met or MISSED in this run (~ = from an extrapolated time)"]
-        tw = max(len(t["ratio"]) for t in targets)
-        for t in targets:
-            mval = "-" if t["measured"] is None else ("~" if t["estimated"] else "") + f"{t['measured']:.3g}"
-            status = t["status"] if t["bound"] else ""
-            lines.append(f"  {t['ratio']:<{tw}}  {mval:>8} {t['bound']:<8}  {status}".rstrip())
+    lines += _target_lines(
+        tensorlist_targets(report),
+        "TensorList: ratios, and their targets met or MISSED in this run (~ = from an extrapolated time)",
+    )
     return lines
 
 

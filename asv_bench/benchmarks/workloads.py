@@ -53,6 +53,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import os
@@ -80,6 +81,8 @@ __all__ = [
     "LOOP_OPS",
     "Unavailable",
     "Case",
+    "CheckedCase",
+    "check_case_arguments",
     "make_case",
     "has_workload",
     "measure",
@@ -175,6 +178,83 @@ class Case:
     per_call: int
     nbytes: int
     keep: list = field(default_factory=list, repr=False)
+
+
+@dataclass
+class CheckedCase(Case):
+    """A :class:`Case` whose result can be checked (the base of the compiled-code and TensorList cases).
+
+    Attributes
+    ----------
+    check : callable
+        ``check(result)``: raises AssertionError unless `result`, the value of
+        ``run(prepare())``, is what the workload computes.
+    """
+
+    check: Callable[[Any], None] = field(default=lambda result: None, repr=False)
+
+    def _first_call(self):
+        """The context of the untimed first call (nothing here; compiled cases silence Numba's cache warning)."""
+        return contextlib.nullcontext()
+
+    def verify(self):
+        """Run the case once on a fresh ``prepare()`` and check its result.
+
+        Returns
+        -------
+        float
+            Seconds that call took (compilation or cache loading included).
+
+        Raises
+        ------
+        AssertionError
+            If the result is wrong.
+        """
+        with self._first_call():
+            state = self.prepare()
+            t0 = time.perf_counter()
+            result = self.run(state)
+            seconds = time.perf_counter() - t0
+        self.check(result)
+        return seconds
+
+
+def check_case_arguments(workload, variant, workloads, variants, n, items, dtype):
+    """Validate the arguments of a case builder (``make_jit_case``, ``make_list_case``).
+
+    Parameters
+    ----------
+    workload, variant : str
+        The requested workload and variant.
+    workloads : sequence of str
+        The known workloads.
+    variants : mapping of str to sequence of str
+        The variants of each workload.
+    n, items : int
+        Rows (or elements) and numbers per row, each >= 1.
+    dtype : str
+        ``"float32"`` or ``"float64"``.
+
+    Returns
+    -------
+    tuple
+        ``(n, items, dtype)`` as ``int``, ``int`` and the dtype's name.
+
+    Raises
+    ------
+    ValueError
+        For an unknown workload, variant or dtype, or a size below 1.
+    """
+    if workload not in workloads:
+        raise ValueError(f"unknown workload {workload!r}; choose from {', '.join(workloads)}")
+    if variant not in variants[workload]:
+        raise ValueError(f"unknown variant {variant!r} of {workload}; choose from {', '.join(variants[workload])}")
+    if np.dtype(dtype).name not in ("float32", "float64"):
+        raise ValueError(f"dtype must be float32 or float64, got {dtype!r}")
+    n, items = int(n), int(items)
+    if n < 1 or items < 1:
+        raise ValueError(f"n and items must be >= 1, got n={n}, items={items}")
+    return n, items, np.dtype(dtype).name
 
 
 class _Data:

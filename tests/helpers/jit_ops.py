@@ -1,8 +1,8 @@
 """A TensorArray's methods inside ``@numba.njit`` functions, for the tests that mix them with Python-level ops.
 
 One small compiled function per method (``j_write(ta, i, v)`` is ``ta.write(i, v)`` compiled),
-shared by ``test_jit.py`` and ``test_state_machine.py``, so each signature compiles once per
-test process.  :data:`JIT` maps the class's method names to them.  Under
+shared by ``test_jit.py``, ``test_jit_abi.py`` and ``test_state_machine.py``, so each signature
+compiles once per test process.  :data:`JIT` maps the class's method names to them.  Under
 ``NUMBA_DISABLE_JIT=1`` they are plain Python over the class.
 """
 

@@ -30,6 +30,8 @@ from typing import NamedTuple
 import numpy as np
 
 from numba_ta.tf.messages import MESSAGES, message
+from tests.helpers import reference as _array_reference
+from tests.helpers.reference import partial_str, shape_str
 
 VARIANT = np.dtype(object)
 
@@ -81,20 +83,9 @@ class RefList(NamedTuple):
 
 def dtype_name(dt):
     """TF's ``DataTypeString``: ``float``, ``double``, ``variant``, else numpy's name."""
-    dt = np.dtype(dt)
-    if dt == VARIANT:
+    if np.dtype(dt) == VARIANT:
         return "variant"
-    return {"float16": "half", "float32": "float", "float64": "double"}.get(dt.name, dt.name)
-
-
-def shape_str(shape):
-    return "[" + ",".join(str(int(d)) for d in shape) + "]"
-
-
-def partial_str(p):
-    if p is None:
-        return "<unknown>"
-    return "[" + ",".join("?" if d is None else str(int(d)) for d in p) + "]"
+    return _array_reference.dtype_name(dt)
 
 
 def fully_defined(p):
