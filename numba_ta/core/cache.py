@@ -4,7 +4,7 @@ Numba caches a compiled function next to its source, in ``NUMBA_CACHE_DIR`` or i
 per-user directory, and the first process that uses a function pays for compiling it:
 about half a minute for the engine's first ops.  ``pip install .`` therefore
 compiles the engine's entries and kernels while it builds the package (``setup.py``
-runs :mod:`numba_ta._precompile`) into the package's own ``_compiled/`` folder, and
+runs :mod:`numba_ta.core.precompile`) into the package's own ``_compiled/`` folder, and
 every process loads them from there, whatever ``NUMBA_CACHE_DIR`` says and whether or
 not the install is writable.
 
@@ -32,7 +32,7 @@ from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataC
 #: The folder of the cache built with the package (absent in a source checkout).
 SHIPPED_DIR = Path(__file__).parent.parent / "_compiled"
 
-#: Set while :mod:`numba_ta._precompile` builds the shipped cache: the folder to save into.
+#: Set while :mod:`numba_ta.core.precompile` builds the shipped cache: the folder to save into.
 _BUILD_ENV = "NUMBA_TA_PRECOMPILE_INTO"
 
 _stamp: str | None = None

@@ -2,7 +2,7 @@
 
 Every kernel takes only ndarrays and integers.  Storage is a 1-D contiguous
 buffer; an element is a run of items starting at an offset.  The engine
-(:mod:`numba_ta._engine`) calls them: the "segment" kernels copy elements of
+(:mod:`numba_ta.tensor_array.engine`) calls them: the "segment" kernels copy elements of
 any sizes out of the buffer (gather, stack, concat) and into it (scatter,
 unstack, split), and ``check_reads``, ``store_reads``, ``check_writes``
 and ``plan_reads`` do the per-element checks and state changes of those ops
@@ -69,7 +69,7 @@ def _warn_no_cache(source):
 def kernel(parallel=False):
     """Return the kernels' decorator: ``njit`` with ``_JIT`` (``_PJIT`` when ``parallel``).
 
-    Every kernel's cache is a :class:`numba_ta._cache.KernelCache`: Numba's, which first
+    Every kernel's cache is a :class:`numba_ta.core.cache.KernelCache`: Numba's, which first
     looks in the compiled code shipped with the package (``pip install .`` compiles it).
     ``njit(cache=True)`` raises ``RuntimeError: cannot cache function ...: no locator
     available`` at decoration time when Numba can write to none of its cache directories

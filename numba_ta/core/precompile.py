@@ -3,13 +3,13 @@
 ``setup.py`` runs this while ``pip install .`` builds the package, with the built
 package's ``numba_ta/_compiled`` as the folder, so that a new user's first ops load
 compiled code instead of compiling it (about half a minute on 2 cores).
-:mod:`numba_ta._cache` reads the folder; what it does not hold (another CPU, another
+:mod:`numba_ta.core.cache` reads the folder; what it does not hold (another CPU, another
 Numba, changed sources, a signature this workload does not reach) is compiled at first
 use as before.
 
 Usage::
 
-    python -m numba_ta._precompile FOLDER
+    python -m numba_ta.core.precompile FOLDER
 
 The workload runs every op of the class, of :mod:`numba_ta.raw_ops` (TensorArray and
 TensorList ops) and of the gradient arrays on small arrays, with the serial kernels and
@@ -17,7 +17,7 @@ again with the parallel ones (threshold 0), for a float, an integer and a bool d
 Errors are part of it: an op that fails compiles the same code as one that succeeds.
 Last, a small user-style ``@numba.njit`` function calls every method of a TensorArray in
 compiled code, which compiles the engine entries those methods call by symbol
-(:mod:`numba_ta._abi`; the user-style function itself is not cached).
+(:mod:`numba_ta.jit.abi`; the user-style function itself is not cached).
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def _ops() -> None:
 
 
 def _compiled_ops() -> None:
-    """Compile and run a user-style ``@njit`` function calling every method: the entries of :mod:`numba_ta._abi`."""
+    """Compile and run a user-style ``@njit`` function calling every method: the entries of :mod:`numba_ta.jit.abi`."""
     import numba
     import numpy as np
 
@@ -146,9 +146,9 @@ def main(argv: list[str] | None = None) -> int:
     """
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
-        print("usage: python -m numba_ta._precompile FOLDER", file=sys.stderr)
+        print("usage: python -m numba_ta.core.precompile FOLDER", file=sys.stderr)
         return 2
-    os.environ["NUMBA_TA_PRECOMPILE_INTO"] = os.path.abspath(argv[0])  # read by numba_ta._cache
+    os.environ["NUMBA_TA_PRECOMPILE_INTO"] = os.path.abspath(argv[0])  # read by numba_ta.core.cache
     t0 = time.perf_counter()
     print(f"numba_ta: compiling the engine and kernels into {argv[0]} (about half a minute) ...", flush=True)
     _ops()

@@ -91,6 +91,7 @@ SUM_BATCH = 256  # elements from which a scatter's or split's sums take one kern
 # an element's state bits: written, read, cleared (read with clear_after_read), holds data; a
 # TensorList slot whose dense row (or run) has held data (numba_ta.tensor_list.listengine)
 WRITTEN, READ, CLEARED, DATA, HELD_DATA = 1, 2, 4, 8, 16
+STORED = WRITTEN | DATA  # an element written that holds its data (read or not)
 NOT_DATA = 0xFF ^ DATA  # clears the data bit of a uint8 state (~DATA is negative: numpy refuses it for uint8)
 NO_BUFFER, DENSE, RAGGED = 0, 1, 2  # hdr[LAYOUT]: no buffer yet, dense rows, ragged runs
 INT64_MAX = 2**63 - 1

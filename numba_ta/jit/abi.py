@@ -1,8 +1,8 @@
 """Users' compiled code calls the engine's entries by symbol name: the engine is never compiled into it.
 
-A TensorArray method in a user's ``@njit`` function (:mod:`numba_ta._jit`) keeps inline only
+A TensorArray method in a user's ``@njit`` function (:mod:`numba_ta.jit.extension`) keeps inline only
 its per-element fast paths, casts and byte views; the rest of each op is one engine entry
-(``numba_ta._engine.jit_*``: the class's checks, the engine op and TF's exception), compiled
+(``numba_ta.jit.entries.jit_*``: the class's checks, the engine op and TF's exception), compiled
 once for every dtype and rank (cached on disk, shipped by ``pip install .``), which the method
 calls through :func:`call`.  That intrinsic *declares* the entry's symbol (``numba_ta_v1_write``)
 with Numba's calling convention and calls it: arguments, results and exceptions cross as in any
@@ -69,7 +69,7 @@ _I64 = types.Array(types.int64, 1, "C")
 _SHAPED = types.Tuple((_U8, _I64))  # a result: its bytes and its shape
 _i64, _bool = types.int64, types.boolean
 
-#: op -> (the entry's name in ``numba_ta._engine``, its argument types, its return type).
+#: op -> (the entry's name in ``numba_ta.jit.entries``, its argument types, its return type).
 ENTRIES: dict[str, tuple[str, tuple[Any, ...], Any]] = {
     "write": ("jit_write", (_ST, _i64, _U8, _I64, _bool), _i64),
     "read": ("jit_read", (_ST, _i64, _i64), _SHAPED),
@@ -103,7 +103,7 @@ def symbol(op: str) -> str:
     return f"numba_ta_{ABI}_{op}"
 
 
-#: What a user function's unboxing and cleanup of an array call (``numba_ta._jit``), as cached code names them.
+#: What a user function's unboxing and cleanup of an array call (``numba_ta.jit.extension``), as cached code names them.
 ENTERING = ("numba_ta._jit._enter_meminfo", "numba_ta._jit._leave")
 
 

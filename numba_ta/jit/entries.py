@@ -31,7 +31,6 @@ from numba_ta.core.state import (
     CLASS_KNOWN,
     CLEARED,
     CLOSED,
-    DATA,
     DENSE,
     DTYPE,
     DYN,
@@ -52,8 +51,8 @@ from numba_ta.core.state import (
     READ,
     SIZE,
     SLACK,
+    STORED,
     WIDTH,
-    WRITTEN,
     StateProxy,
     advise_huge,
     move_bytes,
@@ -67,14 +66,14 @@ from numba_ta.tensor_array.engine import concat, gather, read, scatter, split, w
 from numba_ta.tf.messages import MESSAGES
 
 # --------------------------------------------------------------------------- entries for users' compiled code
-# The TensorArray methods compiled into users' ``@njit`` functions (``numba_ta._jit``) call these
-# entries by symbol name (``numba_ta._abi``): one compiled function per op, over the struct and fixed
+# The TensorArray methods compiled into users' ``@njit`` functions (``numba_ta.jit.extension``) call these
+# entries by symbol name (``numba_ta.jit.abi``): one compiled function per op, over the struct and fixed
 # types (the value's bytes, int64 index and shape arrays, ints, bools, str), for every dtype and
 # rank, so the engine is compiled once (and shipped by ``pip install .``), not into each user's
 # function.  Each does what the method did inline: the class's shape check, the engine op, TF's
 # exception (``raise_status``: the status's text is built in Python), the class's shape merge.  The
 # methods keep inline only their per-element fast paths, casts and byte views.
-# Their signatures are numba_ta._abi.ENTRIES: change one only with a new ABI version there.
+# Their signatures are numba_ta.jit.abi.ENTRIES: change one only with a new ABI version there.
 # They run only in compiled code (NUMBA_DISABLE_JIT=1 runs users' functions on the Python class),
 # hence their coverage pragmas: tests/test_jit.py and tests/test_jit_abi.py run them.
 # (The Python layer's ``py_*`` entries above return statuses instead of raising, and the class's
@@ -168,7 +167,7 @@ def _dense_stack(s, want):  # pragma: no cover - users' compiled code
                     ok = False
     if ok:
         for i in range(n):
-            if st[i] & (WRITTEN | DATA | CLEARED) != WRITTEN | DATA or sid[i] != s0 or off[i] != i * w:
+            if st[i] & (STORED | CLEARED) != STORED or sid[i] != s0 or off[i] != i * w:
                 ok = False
                 break
     if not ok:

@@ -1,25 +1,25 @@
 """TensorArray inside ``@numba.njit`` code: the engine's state struct as a Numba type, with the class's methods.
 
 A :class:`numba_ta.TensorArray` passed to a compiled function enters it as a
-``TensorArrayType`` value: the engine's state struct (:mod:`numba_ta._engine`),
+``TensorArrayType`` value: the engine's state struct (:mod:`numba_ta.core.state`),
 whose fields are the array's own buffers (``data``, ``state``, ``shape_id``,
 ``offsets``: the same numpy arrays the Python layer uses, shared, not copied),
 its scalars (``hdr``), its interned element shapes, its element shape and the
 class's element shape.  The methods below are the class's: each casts its
 arguments, tries its per-element fast path (a dense row written or read,
 through borrowed pointers) inline, and otherwise calls the op's engine entry
-(``numba_ta._engine.jit_*``: the class's shape check and merge around the
+(``numba_ta.jit.entries.jit_*``: the class's shape check and merge around the
 engine's op, which runs TF's checks in TF's order and raises TF's error
-classes and texts) by its symbol name (:mod:`numba_ta._abi`), so the engine is
+classes and texts) by its symbol name (:mod:`numba_ta.jit.abi`), so the engine is
 compiled once, not into every user function.
 
 Registration
 ------------
-This module and :mod:`numba_ta._abi` are numba_ta's whole Numba extension: the class
+This module and :mod:`numba_ta.jit.abi` are numba_ta's whole Numba extension: the class
 (:mod:`numba_ta.tensor_array`) knows nothing of Numba.  Importing this module registers
 nothing; :func:`init` registers everything (typeof, the type's data model, unboxing and
 boxing, the methods, the constructor), once.  Numba calls it through numba_ta's
-``numba_extensions`` entry point (``init = "numba_ta._jit:init"`` in ``pyproject.toml``)
+``numba_extensions`` entry point (``init = "numba_ta.jit.extension:init"`` in ``pyproject.toml``)
 before it first compiles or types anything;
 ``import numba_ta`` calls it itself when that entry point is not registered (a source
 tree on ``sys.path``, not installed).
@@ -81,7 +81,6 @@ from numba_ta.core.state import (
     CLASS_KNOWN,
     CLEARED,
     CLOSED,
-    DATA,
     DYN,
     ES_KNOWN,
     FASTSID,
@@ -90,8 +89,8 @@ from numba_ta.core.state import (
     PARMIN,
     READ,
     SIZE,
+    STORED,
     WIDTH,
-    WRITTEN,
     StateProxy,
     StateType,
     advise_huge,
@@ -112,7 +111,7 @@ from numba_ta.tensor_array.engine import set_ces
 from numba_ta.tf.messages import MESSAGES
 from numba_ta.tf.tensor_shape import TensorShape
 
-# message templates raised inline (the entries raise the others, numba_ta._engine)
+# message templates raised inline (the entries raise the others, numba_ta.jit.entries)
 _S2 = MESSAGES["S2"][1]
 _NO_SIZE = MESSAGES["NT-class-no-size"][1]
 
@@ -164,11 +163,11 @@ def init() -> None:
 class TensorArrayType(types.StructRef):
     """Numba type of a :class:`numba_ta.TensorArray` inside compiled code: the engine's state struct.
 
-    Its fields are the engine's (:func:`numba_ta._engine.fields`), so the struct the
+    Its fields are the engine's (:func:`numba_ta.core.state.field_types`), so the struct the
     Python layer holds is the struct users' code gets.  The struct holds the items'
     bytes whatever their dtype; ``dtype``, the Numba type of the items, and ``ndim``,
     the element rank its methods return, are parameters of the type.  Its name holds
-    :data:`numba_ta._abi.ABI_KEY` too: a user's function cached with an array argument
+    :data:`numba_ta.jit.abi.ABI_KEY` too: a user's function cached with an array argument
     by a numba_ta of another interface has another signature, so Numba's cache misses
     and compiles it again (even one that calls no engine entry).
     """
@@ -279,7 +278,7 @@ def _typeof_in_c(cls):
     ``ta.size()``: 1.75 us without this attribute, 1.05 us with it).  The class's source knows nothing of
     Numba: this property is set on it by :func:`init`, with the other registrations.
     """
-    cls._numba_type_ = property(_type_of, doc="The array's Numba type (set by numba_ta._jit.init).")
+    cls._numba_type_ = property(_type_of, doc="The array's Numba type (set by numba_ta.jit.extension.init).")
     return cls
 
 
@@ -468,7 +467,7 @@ def _box_ta(typ, val, c):
 
 # --------------------------------------------------------------------------- compiled methods
 # Each method keeps inline its per-element fast path (write, read), casts and byte views; the
-# rest of the op is one engine entry, called by symbol (numba_ta._abi.call): not compiled here.
+# rest of the op is one engine entry, called by symbol (numba_ta.jit.abi.call): not compiled here.
 
 
 @_on_init(register_jitable)
@@ -526,7 +525,7 @@ def _fast_write(s, index, value, ndim):
     ip, _ = borrow(s, "shape_id")
     op[index] = o
     ip[index] = sid
-    st[index] = WRITTEN | DATA
+    st[index] = STORED
     if index >= h[SIZE]:
         h[SIZE] = index + 1
     return True
@@ -588,7 +587,7 @@ def _fast_read(s, index, ndim, zshape, dt):
     if h[CLOSED] or index < 0 or index >= h[SIZE] or index >= nst:
         return False, np.empty(zshape, dt)
     bits = st[index]
-    if bits & (WRITTEN | DATA | CLEARED) != WRITTEN | DATA:
+    if bits & (STORED | CLEARED) != STORED:
         return False, np.empty(zshape, dt)
     ip, _ = borrow(s, "shape_id")
     sid = ip[index]

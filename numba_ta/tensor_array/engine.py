@@ -72,6 +72,7 @@ from numba_ta.core.state import (
     PARMIN,
     READ,
     SIZE,
+    STORED,
     SUM_BATCH,
     U16,
     U32,
@@ -173,7 +174,7 @@ def write(s, index, flat, shape, numeric):
     sid = s.shape_id[index] if bits else intern_shape(s, shape)
     s.offsets[index] = o
     s.shape_id[index] = sid
-    s.state[index] = WRITTEN | DATA
+    s.state[index] = STORED
     if index + 1 > n:
         h[SIZE] = index + 1
     if ident_es:
@@ -693,7 +694,7 @@ def _store_many(s, idx, flat, sizes, sids, add, fresh, unique):
                 offsets[i] = offs[k]
         else:
             offsets[i] = 0
-        state[i] = WRITTEN | DATA
+        state[i] = STORED
         shape_id[i] = sids[k]
         o += z
     if run_n:

@@ -1,6 +1,6 @@
 """One TensorArray's state, as the Python layer holds it: the engine's struct and views of it.
 
-The state lives in one place, the struct of :mod:`numba_ta._engine` (its data
+The state lives in one place, the struct of :mod:`numba_ta.core.state` (its data
 and metadata buffers, ``hdr`` with the scalars, the interned shapes, the
 element shape), the same object users' compiled code receives.  The element
 state machine (every check that can fail, TF's errors, gradient sums, growth,
@@ -81,6 +81,7 @@ from numba_ta.core.state import (
     RAGGED,
     READ,
     SIZE,
+    STORED,
     USED,
     WIDTH,
     WRITTEN,
@@ -106,7 +107,6 @@ from numba_ta.tf.dtypes import INT32_LIMIT, as_dtype, is_numeric, tf_name, to_in
 from numba_ta.tf.messages import op_error, shape_str
 from numba_ta.tf.tensor_shape import is_compatible, is_fully_defined, merge
 
-_WD = WRITTEN | DATA  # a stored element (Python folds no global names: the fast paths use this)
 _RC = READ | CLEARED
 INT64_MAX = 2**63 - 1
 _INT32_MAX = 2**31 - 1
@@ -231,7 +231,7 @@ class Storage:
         self._numeric = is_numeric(dtype)
         self.grads = {}
         self.lock = threading.Lock()
-        self._jit = None  # numba_ta._jit's bookkeeping, made when the array is first passed to @njit code
+        self._jit = None  # numba_ta.jit.extension's bookkeeping, made when the array is first passed to @njit code
         self._shapes = []
         self._gen = -1
         self._refresh(fields or fields_of(s))
@@ -451,11 +451,11 @@ class Storage:
                 ):
                     if index < h[SIZE]:
                         self._fast_rows[index] = value  # an unwritten row: nothing sees it until the commit below
-                        self._offb[index], self._sidb[index], self._st[index] = index * h[WIDTH], self._fast_sid, _WD  # noqa: E501  # fmt: skip
+                        self._offb[index], self._sidb[index], self._st[index] = index * h[WIDTH], self._fast_sid, STORED  # noqa: E501  # fmt: skip
                         return
                     if h[DYN]:
                         self._fast_rows[index] = value  # slots past the size are always unwritten (state 0)
-                        self._offb[index], self._sidb[index], self._st[index], h[SIZE] = index * h[WIDTH], self._fast_sid, _WD, index + 1  # noqa: E501  # fmt: skip
+                        self._offb[index], self._sidb[index], self._st[index], h[SIZE] = index * h[WIDTH], self._fast_sid, STORED, index + 1  # noqa: E501  # fmt: skip
                         return
                 shape = np.array(value.shape, dtype=np.int64)
                 if cell is None:
@@ -558,7 +558,7 @@ class Storage:
         h = self.hdr
         if 0 <= index < h[SIZE] and h[GEN] == self._gen:
             st = self._st[index]
-            if st & _WD == _WD and self._sidb[index] == self._fast_sid:
+            if st & STORED == STORED and self._sidb[index] == self._fast_sid:
                 out = self._fast_rows[index, ...].copy()  # 0-d stays an array
                 self._st[index] = (
                     (st | _RC) & NOT_DATA if self.clear_after_read else st | READ
@@ -722,7 +722,7 @@ class Storage:
             shape_id = np.full(n, -1, dtype=np.int32)
             shape_id[written] = inverse.reshape(-1)
             shapes = [tuple(int(d) for d in self._shapes[k]) for k in usids.tolist()]
-            idx = np.flatnonzero((bits & (WRITTEN | DATA)) == (WRITTEN | DATA))
+            idx = np.flatnonzero((bits & STORED) == STORED)
             sizes = items_of[self.shape_id[idx]] if idx.size else np.zeros(0, dtype=np.int64)
             src = self.offsets[idx].astype(np.int64)
             keep = sizes > 0
@@ -842,7 +842,7 @@ class Storage:
         if is_grad and not isinstance(source, str):
             raise bad("a gradient array without its source")
         dims, starts, items = shape_table(shapes)
-        idx = np.flatnonzero((b & _WD) == _WD)
+        idx = np.flatnonzero((b & STORED) == STORED)
         sizes = items[sid[idx]] if idx.size else np.zeros(0, dtype=np.int64)
         if _checked_total(sizes) != data_in.size:
             raise bad(f"{data_in.size} data items for elements of {_checked_total(sizes)}")

@@ -17,7 +17,7 @@ from numba.core.extending import register_jitable
 from numba_ta.core import kernels
 from numba_ta.core.memory import alloc_element, reserve
 from numba_ta.core.shapes import intern_shape
-from numba_ta.core.state import DATA, DENSE, HELD_DATA, ITEMSIZE, LAYOUT, SIZE, WRITTEN, move_bytes
+from numba_ta.core.state import DATA, DENSE, HELD_DATA, ITEMSIZE, LAYOUT, SIZE, STORED, move_bytes
 from numba_ta.core.sums import add_items
 
 # --------------------------------------------------------------------------- TensorList storage
@@ -64,7 +64,7 @@ def tl_set(s, index, flat, shape):
     sid = intern_shape(s, shape)
     s.offsets[index] = o
     s.shape_id[index] = sid
-    s.state[index] = WRITTEN | DATA | HELD_DATA if items else WRITTEN | DATA | (bits & HELD_DATA)
+    s.state[index] = STORED | HELD_DATA if items else STORED | (bits & HELD_DATA)
     if index >= n:
         h[SIZE] = index + 1
     return 0, saved, at

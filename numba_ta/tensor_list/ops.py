@@ -6,7 +6,7 @@ of the TensorFlow semantics reference (``docs/semantics.rst``, label
 ``tl-semantics``): each check below runs in the order written there, with its
 message code (``L1`` to ``L69``, ``NT-tl-*``).  Every op checks everything before
 it changes anything, and changes only a version of its input that no other handle
-sees (:mod:`numba_ta._tensor_list`), so an op that raises changes nothing.
+sees (:mod:`numba_ta.tensor_list.store`), so an op that raises changes nothing.
 """
 
 from __future__ import annotations
@@ -228,7 +228,7 @@ def _shape_input(value, op=None, owner=None):
     """Read an ``element_shape`` tensor as TF's ``TensorShapeFromTensor`` (L12 with ``op``, else L5; L4, L6).
 
     ``owner`` is the op whose input it is: a TensorFlow tensor of a dtype its op
-    definition refuses raises there (:func:`~numba_ta._opdefs.check_input`).
+    definition refuses raises there (:func:`~numba_ta.tf.opdefs.check_input`).
     """
     if value is not None and not isinstance(value, (np.ndarray, np.generic, numbers.Number, list, tuple)):
         if hasattr(value, "numpy"):

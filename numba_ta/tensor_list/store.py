@@ -58,7 +58,6 @@ from numba_ta.core import kernels
 from numba_ta.core.memory import new_array, oom_error, shape_table
 from numba_ta.core.state import (
     CAP,
-    DATA,
     DENSE,
     GEN,
     HELD_DATA,
@@ -67,6 +66,7 @@ from numba_ta.core.state import (
     NSHAPES,
     RAGGED,
     SIZE,
+    STORED,
     USED,
     WIDTH,
     WRITTEN,
@@ -87,8 +87,7 @@ LOG = "log"
 VARIANT = np.dtype(object)
 """The dtype numba_ta uses for TensorFlow's ``variant`` (lists of lists, or of any objects)."""
 
-_SET = WRITTEN | DATA
-_FRESH = _SET | HELD_DATA  # a set element whose row holds its data
+_FRESH = STORED | HELD_DATA  # a set element whose row holds its data
 NO_I64 = np.zeros(0, np.int64)
 
 
@@ -330,6 +329,11 @@ class _Store:
             self._drop(v)
             raise
         return self._new_version()
+
+    def _record(self, into, entry):
+        """Append the undo ``entry`` where ``into`` says (:meth:`NumericStore.set`), before the change's first store."""
+        if into is not None:
+            (self.log if into is LOG else into).append(entry)  # with LOG, the commit
 
     def _drop(self, v):
         """After a change from version ``v`` failed: undo it and drop its entry, if it made one.
@@ -638,9 +642,8 @@ class NumericStore(_Store):
         flat = np.ascontiguousarray(value).reshape(-1).view(np.uint8)
         saved, at = np.empty(flat.size, np.uint8), np.full(1, -1, np.int64)  # the engine fills them in
         v = self.base + len(self.log)
-        if into is not None:
-            entry = (SET_ENTRY, n, old, saved, at)
-            (self.log if into is LOG else into).append(entry)
+        entry = (SET_ENTRY, n, old, saved, at)
+        self._record(into, entry)
         if py_tl_set_into(self._s, i, flat, np.array(value.shape, np.int64), saved, at):
             if into is LOG:
                 self._drop(v)  # a failed write changed nothing: no version either
@@ -663,18 +666,14 @@ class NumericStore(_Store):
         if size == n - 1:  # a pop: Python stores (nothing to allocate), the size last
             i = size
             st = self._stv
-            if into is not None:
-                entry = (RESIZE_ENTRY, n, size, (st[i], self._sidv[i], self._offv[i]))
-                (self.log if into is LOG else into).append(entry)
+            self._record(into, (RESIZE_ENTRY, n, size, (st[i], self._sidv[i], self._offv[i])))
             st[i], h[SIZE] = st[i] & HELD_DATA, size
             return self._new_version() if into is LOG else None
         cut = None
         if size < n:
             cut = (self._state[size:n].copy(), self._sid[size:n].copy(), self._off[size:n].copy())
         v = self.base + len(self.log)
-        if into is not None:
-            entry = (RESIZE_ENTRY, n, size, cut)
-            (self.log if into is LOG else into).append(entry)
+        self._record(into, (RESIZE_ENTRY, n, size, cut))
         if py_tl_resize(self._s, size):
             if into is LOG:
                 self._drop(v)
@@ -766,10 +765,10 @@ class NumericStore(_Store):
             data.view(dtype).reshape(length, w)[at] = values.reshape(-1, w)
             h[LAYOUT], h[WIDTH] = DENSE, w
             offsets[at] = at * w
-            state[at] = _SET | HELD_DATA
+            state[at] = STORED | HELD_DATA
         else:
             data = np.empty(0, np.uint8)
-            state[at] = _SET
+            state[at] = STORED
         h[NSHAPES] = 1
         s = new_state(data, state, shape_id, offsets, h, *shape_table([shape]), NO_I64, NO_I64, "TensorList")
         return cls(dtype, element_shape, max_num_elements, s)
@@ -796,7 +795,7 @@ class NumericStore(_Store):
             np.cumsum(items[:-1], out=offsets[1:])
         offsets[items == 0] = 0
         data = np.ascontiguousarray(tensor).reshape(-1).view(np.uint8).copy()
-        state[:] = np.where(items > 0, _FRESH, _SET)
+        state[:] = np.where(items > 0, _FRESH, STORED)
         if data.size:
             h[LAYOUT], h[USED] = RAGGED, data.size // tensor.dtype.itemsize
         shapes = [(int(k), *rest) for k in u]
@@ -947,9 +946,7 @@ class ObjectStore(_Store):
         """
         items = self.items
         n = len(items)
-        if into is not None:
-            entry = (SET_ENTRY, n, (i, items[i]) if i < n else None)
-            (self.log if into is LOG else into).append(entry)
+        self._record(into, (SET_ENTRY, n, (i, items[i]) if i < n else None))
         if i >= n:
             items.extend([_UNSET] * (i + 1 - n))
         items[i] = value
@@ -964,18 +961,12 @@ class ObjectStore(_Store):
             The new length, ``>= 0``.
         into : LOG, list or None, optional
             Where the undo entry ``(RESIZE_ENTRY, old length, list of the cut elements or
-            None)`` goes before the first store.
-
-        Returns
-        -------
-        TensorListHandle or None
-            With ``into=LOG``, the first handle of the new version.
+            None)`` goes before the first store; with ``LOG`` the first handle of the new
+            version is returned (as :meth:`set` does).
         """
         items = self.items
         n = len(items)
-        if into is not None:
-            entry = (RESIZE_ENTRY, n, items[size:] if size < n else None)
-            (self.log if into is LOG else into).append(entry)
+        self._record(into, (RESIZE_ENTRY, n, items[size:] if size < n else None))
         if size < n:
             del items[size:]
         else:

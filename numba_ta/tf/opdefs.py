@@ -15,7 +15,7 @@ for an input whose dtype is an attribute restricted to a list of dtypes
 <DT> is not in the list of allowed values: int32, int64``
 (``NT-input-attr``).  :func:`check_input` raises both, for TensorFlow tensors
 given to numba_ta (numpy values are converted as ``tf.raw_ops`` converts
-them, see :mod:`numba_ta._dtypes`).  An input typed by the element dtype
+them, see :mod:`numba_ta.tf.dtypes`).  An input typed by the element dtype
 (``value``, ``tensor``, ``item``) has no fixed dtype: the kernels compare it
 with the array's or list's.
 
