@@ -50,13 +50,11 @@ array([[4., 5.],
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import numpy as np
 
-from numba_ta.core.state import DYN
 from numba_ta.errors import OpError
 from numba_ta.tensor_array import registry as _registry
 from numba_ta.tensor_array.storage import Storage, scalar_index
@@ -85,7 +83,7 @@ from numba_ta.tensor_list.ops import (  # noqa: F401 - re-exported (__all__)
 )
 from numba_ta.tf import messages as _messages
 from numba_ta.tf.dtypes import INT32_LIMIT, as_dtype, to_array, to_index, to_index_array, unsupported
-from numba_ta.tf.messages import op_error, partial_str, shape_str
+from numba_ta.tf.messages import op_error, shape_str
 from numba_ta.tf.opdefs import (
     TensorArrayConcatV3Result,
     TensorArrayGradV3Result,
@@ -746,35 +744,7 @@ def _grad(
         source = source.decode(errors="backslashreplace")  # TF takes str or bytes for a string attr, UTF-8 or not
     if not isinstance(source, str):
         raise TypeError(f"{op}: `source` must be a str, got {source!r} of type {type(source).__name__}")
-    if fwd.is_grad:
-        raise _messages.error("R2", container=_registry.GRAD_CONTAINER, name=fwd.name)
-    with fwd.lock:
-        fwd._check_open()
-        if fwd.gradients_disallowed:
-            raise _messages.error("R4", name=fwd.name)
-        if shape_to_prepend is _NO_PREPEND:
-            prepend: tuple[int, ...] = ()
-            es = fwd.element_shape
-        else:
-            arr = shape_to_prepend
-            if arr.ndim != 1:
-                raise _messages.error("NT-prepend-vector", shape=shape_str(arr.shape))
-            neg = arr[arr < 0]
-            if neg.size:
-                raise _messages.error("NT-prepend-negative", dim=int(neg[0]))
-            prepend = tuple(int(d) for d in arr)
-            es = None if fwd.element_shape is None else prepend + fwd.element_shape
-            if math.prod(d for d in (es or prepend) if d is not None) > 2**63 - 1:
-                raise _messages.error("NT-shape-int64", shape=partial_str(es or prepend))
-        g = fwd.grads.get(source)
-        if g is None:
-            g = Storage.gradient_of(fwd, f"{fwd.name}@{source}", es, prepend)
-            handle_out = _registry.register(g)
-            fwd.grads[source], fwd.hdr[DYN] = g, 0  # the commit: one statement
-        else:
-            handle_out = _registry.TensorArrayHandle(g)
-            fwd.hdr[DYN] = 0
-    return handle_out, np.float32(0.0)
+    return fwd.op_grad(source, None if shape_to_prepend is _NO_PREPEND else shape_to_prepend), np.float32(0.0)
 
 
 def TensorArrayGradV3(  # noqa: N802

@@ -104,7 +104,7 @@ from numba_ta.tensor_array.engine import (
 )
 from numba_ta.tf import messages as _messages
 from numba_ta.tf.dtypes import INT32_LIMIT, as_dtype, is_numeric, tf_name, to_index, to_index_array
-from numba_ta.tf.messages import op_error, shape_str
+from numba_ta.tf.messages import op_error, partial_str, shape_str
 from numba_ta.tf.tensor_shape import is_compatible, is_fully_defined, merge
 
 _RC = READ | CLEARED
@@ -667,6 +667,46 @@ class Storage:
             self._arm((int(lens[0]),) + tuple(value.shape[1:]))  # when element 0's shape fills a dense row
 
     # ------------------------------------------------------------------ gradients
+    def op_grad(self, source, shape_to_prepend):
+        """``TensorArrayGradV3`` / ``TensorArrayGradWithShape`` after the flow, the handle and the attributes.
+
+        Return the handle of this array's gradient array of ``source`` (a str), made on first
+        use (TF's ``TensorArrayGradV3`` op's ``GetOrCreateGradient``): R2 (a gradient array has
+        none), then under the lock the closed check, R4 (an element of this array was
+        summed into) and the checks of ``shape_to_prepend`` (an int64 vector, None for
+        ``TensorArrayGradV3``).  The forward array stops growing
+        (``dynamic_size`` off) in the statement that publishes a new gradient array.
+        """
+        if self.is_grad:
+            raise _messages.error("R2", container=_registry.GRAD_CONTAINER, name=self.name)
+        with self.lock:
+            self._check_open()
+            if self.gradients_disallowed:
+                raise _messages.error("R4", name=self.name)
+            if shape_to_prepend is None:
+                prepend: tuple[int, ...] = ()
+                es = self.element_shape
+            else:
+                arr = shape_to_prepend
+                if arr.ndim != 1:
+                    raise _messages.error("NT-prepend-vector", shape=shape_str(arr.shape))
+                neg = arr[arr < 0]
+                if neg.size:
+                    raise _messages.error("NT-prepend-negative", dim=int(neg[0]))
+                prepend = tuple(int(d) for d in arr)
+                es = None if self.element_shape is None else prepend + self.element_shape
+                if math.prod(d for d in (es or prepend) if d is not None) > 2**63 - 1:
+                    raise _messages.error("NT-shape-int64", shape=partial_str(es or prepend))
+            g = self.grads.get(source)
+            if g is None:
+                g = Storage.gradient_of(self, f"{self.name}@{source}", es, prepend)
+                handle_out = _registry.register(g)
+                self.grads[source], self.hdr[DYN] = g, 0  # the commit: one statement
+            else:
+                handle_out = _registry.TensorArrayHandle(g)
+                self.hdr[DYN] = 0
+        return handle_out
+
     @classmethod
     def gradient_of(cls, fwd, name, element_shape, prepend):
         """Return a new gradient array of ``fwd``, made by the engine (``TensorArrayGradV3`` after its checks).
