@@ -43,8 +43,8 @@ import numpy as np
 
 from numba_ta import raw_ops
 from numba_ta.tensor_array.registry import storage_of
+from numba_ta.tensor_list import bulk_ops as _bulk_ops
 from numba_ta.tensor_list import grads as _list_grads
-from numba_ta.tensor_list import ops as _list_ops
 from numba_ta.tensor_list.grads import (  # noqa: F401 - re-exported (__all__)
     tensor_list_concat_grad,
     tensor_list_concat_v2_grad,
@@ -473,7 +473,7 @@ def tensor_list_zeros_like(handle: Any) -> Any:
     >>> raw_ops.TensorListStack(input_handle=z, element_shape=-1, element_dtype=np.float64)
     array([[0., 0.]])
     """
-    return _list_ops.zeros_like(handle)
+    return _bulk_ops.zeros_like(handle)
 
 
 def tensor_list_add(a: Any, b: Any) -> Any:
@@ -516,7 +516,7 @@ def tensor_list_add(a: Any, b: Any) -> Any:
     >>> raw_ops.TensorListStack(input_handle=s, element_shape=-1, element_dtype=np.float64)
     array([2., 4.])
     """
-    return _list_ops.add_n([a, b])
+    return _bulk_ops.add_n([a, b])
 
 
 def tensor_list_add_n(inputs: Any) -> Any:
@@ -556,4 +556,4 @@ def tensor_list_add_n(inputs: Any) -> Any:
     >>> raw_ops.TensorListStack(input_handle=s, element_shape=-1, element_dtype=np.int32)
     array([3, 6], dtype=int32)
     """
-    return _list_ops.add_n(inputs)
+    return _bulk_ops.add_n(inputs)

@@ -58,15 +58,23 @@ import numpy as np
 from numba_ta.errors import OpError
 from numba_ta.tensor_array import registry as _registry
 from numba_ta.tensor_array.storage import Storage, scalar_index
+from numba_ta.tensor_list import bulk_ops as _bulk_ops
 from numba_ta.tensor_list import ops as _list_ops
-from numba_ta.tensor_list.ops import (  # noqa: F401 - re-exported (__all__)
-    EmptyTensorList,
+from numba_ta.tensor_list.bulk_ops import (  # noqa: F401 - re-exported (__all__)
     TensorListConcat,
     TensorListConcatLists,
     TensorListConcatV2,
+    TensorListGather,
+    TensorListScatter,
+    TensorListScatterIntoExistingList,
+    TensorListScatterV2,
+    TensorListSplit,
+    TensorListStack,
+)
+from numba_ta.tensor_list.ops import (  # noqa: F401 - re-exported (__all__)
+    EmptyTensorList,
     TensorListElementShape,
     TensorListFromTensor,
-    TensorListGather,
     TensorListGetItem,
     TensorListLength,
     TensorListPopBack,
@@ -74,12 +82,7 @@ from numba_ta.tensor_list.ops import (  # noqa: F401 - re-exported (__all__)
     TensorListPushBackBatch,
     TensorListReserve,
     TensorListResize,
-    TensorListScatter,
-    TensorListScatterIntoExistingList,
-    TensorListScatterV2,
     TensorListSetItem,
-    TensorListSplit,
-    TensorListStack,
 )
 from numba_ta.tf import messages as _messages
 from numba_ta.tf.dtypes import INT32_LIMIT, as_dtype, to_array, to_index, to_index_array, unsupported
@@ -111,7 +114,8 @@ __all__ = [
     "TensorArrayCloseV3",
     "TensorArrayGradV3",
     "TensorArrayGradWithShape",
-    *_list_ops.__all__,  # the twenty TensorList ops
+    *_list_ops.__all__,  # the twenty TensorList ops: those that make a list or change one element,
+    *_bulk_ops.__all__,  # and those over many elements
 ]
 
 _WRITE, _READ = "TensorArrayWriteV3", "TensorArrayReadV3"

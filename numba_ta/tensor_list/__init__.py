@@ -4,8 +4,11 @@
     A list's versions, the undo log and the numeric and object stores.
 :mod:`~numba_ta.tensor_list.listengine`
     The compiled element updates of a numeric list.
-:mod:`~numba_ta.tensor_list.ops`
-    The twenty TensorList ops (exported by :mod:`numba_ta.raw_ops`).
+:mod:`~numba_ta.tensor_list.ops`, :mod:`~numba_ta.tensor_list.bulk_ops`
+    The twenty TensorList ops (exported by :mod:`numba_ta.raw_ops`): those that make a list
+    or change one element, and those over many elements.
+:mod:`~numba_ta.tensor_list.convert`
+    The conversions of their arguments.
 :mod:`~numba_ta.tensor_list.grads`
     Their gradient rules (exported by :mod:`numba_ta.gradients`).
 :mod:`~numba_ta.tensor_list.tf2`

@@ -72,7 +72,8 @@ from typing import Any
 import numpy as np
 
 from numba_ta import raw_ops
-from numba_ta.tensor_list import ops as _list_ops
+from numba_ta.tensor_list import bulk_ops as _bulk_ops
+from numba_ta.tensor_list import convert as _convert
 
 __all__ = [
     "tensor_list_push_back_grad",
@@ -95,7 +96,7 @@ __all__ = [
 # --------------------------------------------------------------------------- helpers
 def _tensor(value: Any, argname: str) -> np.ndarray:
     """Convert a tensor argument as the forward op converted it (an object array for a variant)."""
-    return _list_ops._value(value, argname)
+    return _convert._value(value, argname)
 
 
 def shape_at(t: np.ndarray) -> np.ndarray:
@@ -116,7 +117,7 @@ def _element_shape(handle: Any) -> np.ndarray:
 def _zeros_like(t: np.ndarray) -> Any:
     """``tf.zeros_like(t)``; of a variant, ``ZerosLike`` of the list it holds (L60 if not a scalar)."""
     if t.dtype == object:
-        return _list_ops.zeros_like(t)
+        return _bulk_ops.zeros_like(t)
     return np.zeros_like(t)
 
 

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from numba_ta.tensor_list import bulk_ops as _bulk_ops
+from numba_ta.tensor_list import convert as _convert
 from numba_ta.tensor_list import ops as _list_ops
 from numba_ta.tensor_list.store import VARIANT, TensorListHandle
 from numba_ta.tf import messages as _messages
@@ -133,7 +135,7 @@ class TF2TensorArray:
             raise ValueError("Cannot provide both `flow` and `size` arguments at the same time.")
         if flow is not None and element_shape is not None:
             raise ValueError("Cannot provide both `flow` and `element_shape` argumentsat the same time.")
-        self._dtype = _list_ops._element_dtype(dtype, "dtype")
+        self._dtype = _convert._element_dtype(dtype, "dtype")
         self._dynamic_size = dynamic_size
         self._size = size
         self._infer_shape = infer_shape
@@ -188,7 +190,7 @@ class TF2TensorArray:
 
     def _value(self, value: Any) -> Any:
         if self._dtype == VARIANT:
-            return _list_ops._value(value, "value")
+            return _convert._value(value, "value")
         return graph_array(value, self._dtype)
 
     # ------------------------------------------------------------------ methods
@@ -331,7 +333,7 @@ class TF2TensorArray:
                [5.]], dtype=float32)
         """
         ne = -1 if self._dynamic_size or self._size is None else int(self._size)
-        return _list_ops.TensorListStack(
+        return _bulk_ops.TensorListStack(
             input_handle=self._flow,
             element_shape=_shape_tensor(self.element_shape),
             element_dtype=self._dtype,
@@ -365,7 +367,7 @@ class TF2TensorArray:
         >>> ta.gather([2, 0])
         array([2, 0], dtype=int32)
         """
-        return _list_ops.TensorListGather(
+        return _bulk_ops.TensorListGather(
             input_handle=self._flow,
             indices=indices,
             element_shape=_shape_tensor(self.element_shape),
@@ -399,7 +401,7 @@ class TF2TensorArray:
         """
         dims = self.element_shape._dims
         es = -1 if dims is None else [-1] + [-1 if d is None else d for d in dims[1:]]
-        return _list_ops.TensorListConcatV2(
+        return _bulk_ops.TensorListConcatV2(
             input_handle=self._flow, element_shape=es, leading_dims=np.zeros(0, np.int64), element_dtype=self._dtype
         ).tensor
 
@@ -469,7 +471,7 @@ class TF2TensorArray:
         """
         v = self._value(value)
         self._check_element_shape(v.shape[1:])
-        flow = _list_ops.TensorListScatterIntoExistingList(input_handle=self._flow, tensor=v, indices=indices)
+        flow = _bulk_ops.TensorListScatterIntoExistingList(input_handle=self._flow, tensor=v, indices=indices)
         return self._with_flow(flow)
 
     def split(self, value: npt.ArrayLike, lengths: npt.ArrayLike, name: str | None = None) -> TF2TensorArray:
@@ -507,7 +509,7 @@ class TF2TensorArray:
         lens = to_index_array(lengths, "lengths", np.int64)
         if lens.ndim == 1 and lens.max() == lens.min():  # (no lengths: numpy's ValueError, as in TF)
             self._check_element_shape((int(lens[0]), *v.shape[1:]))
-        flow = _list_ops.TensorListSplit(tensor=v, element_shape=_shape_tensor(self.element_shape), lengths=lens)
+        flow = _bulk_ops.TensorListSplit(tensor=v, element_shape=_shape_tensor(self.element_shape), lengths=lens)
         return self._with_flow(flow)
 
     def size(self, name: str | None = None) -> np.int32:
