@@ -57,14 +57,14 @@ nitpick_ignore = [
     # the type annotations shown in the signatures (written as in the source, e.g. npt.ArrayLike)
     ("py:class", "Storage"),  # TensorArrayHandle's internal array state, not public
     # the result tuples of the ops with several outputs in the return annotations: namedtuples named
-    # after the op (as tf.raw_ops' are, numba_ta/_opdefs.py), not documented as classes
+    # after the op (as tf.raw_ops' are, numba_ta/tf/opdefs.py), not documented as classes
     ("py:class", "TensorArrayV3Result"),
     ("py:class", "TensorArrayConcatV3Result"),
     ("py:class", "TensorArrayGradV3Result"),
     ("py:class", "TensorArrayGradWithShapeResult"),
-    ("py:class", "numba_ta._opdefs.TensorListPopBack"),
-    ("py:class", "numba_ta._opdefs.TensorListConcat"),
-    ("py:class", "numba_ta._opdefs.TensorListConcatV2"),
+    ("py:class", "numba_ta.tf.opdefs.TensorListPopBack"),
+    ("py:class", "numba_ta.tf.opdefs.TensorListConcat"),
+    ("py:class", "numba_ta.tf.opdefs.TensorListConcatV2"),
 ]
 nitpick_ignore_regex = [
     # numpy, numpy.typing and standard-library types of the annotations; no intersphinx to link them to
