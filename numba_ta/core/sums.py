@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba.core import config
 from numba.core.extending import register_jitable
 
 
@@ -112,3 +113,12 @@ def add_items(dst, src, code):
         _add_as(dst, src, np.complex64)
     elif code == 13:
         _add_as(dst, src, np.complex128)
+
+
+if getattr(config, "DISABLE_JIT", False):
+    _add_items = add_items
+
+    def add_items(dst, src, code):  # noqa: F811 - numpy's warnings off, as in compiled code
+        """:func:`add_items` as Python: IEEE sums quietly (``inf - inf`` is NaN without a warning), as compiled."""
+        with np.errstate(all="ignore"):
+            _add_items(dst, src, code)

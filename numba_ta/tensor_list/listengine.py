@@ -10,15 +10,12 @@ them in its undo log.
 
 from __future__ import annotations
 
-import numpy as np
-from numba.core import config
 from numba.core.extending import register_jitable
 
 from numba_ta.core import kernels
 from numba_ta.core.memory import alloc_element, reserve
 from numba_ta.core.shapes import intern_shape
 from numba_ta.core.state import DATA, DENSE, HELD_DATA, ITEMSIZE, LAYOUT, SIZE, STORED, move_bytes
-from numba_ta.core.sums import add_items
 
 # --------------------------------------------------------------------------- TensorList storage
 # A TensorList's elements live in the same struct (numba_ta.tensor_list.store): ``SIZE`` is the
@@ -86,13 +83,6 @@ def tl_resize(s, size):
     return 0
 
 
-if getattr(config, "DISABLE_JIT", False):
-    _add_items = add_items
-
-    def add_items(dst, src, code):  # noqa: F811 - numpy's warnings off, as in compiled code
-        """:func:`add_items` as Python: IEEE sums quietly (``inf - inf`` is NaN without a warning), as compiled."""
-        with np.errstate(all="ignore"):
-            _add_items(dst, src, code)
 
 
 @kernels.kernel()
