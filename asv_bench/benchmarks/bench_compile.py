@@ -31,7 +31,9 @@ from numba.core.registry import CPUDispatcher
 import numba_ta
 from numba_ta import _kernels
 
-KERNELS = sorted(name for name, obj in vars(_kernels).items() if isinstance(obj, CPUDispatcher))
+# the kernels by their names without a leading underscore (older commits named them _gather_segments ...,
+# the same functions): a run over several commits compares the same kernel under one parameter
+KERNELS = sorted(name.lstrip("_") for name, obj in vars(_kernels).items() if isinstance(obj, CPUDispatcher))
 
 
 @contextlib.contextmanager
@@ -88,7 +90,7 @@ class Compile:
     timeout = 300
 
     def setup(self, kernel):
-        self.k = getattr(_kernels, kernel)
+        self.k = getattr(_kernels, kernel, None) or getattr(_kernels, "_" + kernel)
         if not self.k.signatures:
             _exercise()
         if not self.k.signatures:
