@@ -310,12 +310,12 @@ def TensorArrayWriteV3(  # noqa: N802
     try:
         flow = flow_in if type(flow_in) is np.float32 else _flow(flow_in, "TensorArrayWriteV3")
         i = index if type(index) is int and -INT32_LIMIT <= index < INT32_LIMIT else _index(index, _WRITE)
-        st = handle._storage if type(handle) is _Handle else _registry.storage_of(handle, "TensorArrayWriteV3")
+        storage = handle._storage if type(handle) is _Handle else _registry.storage_of(handle, "TensorArrayWriteV3")
         # inlined common case (no call): an ndarray in native byte order is used as it is
         v = value if type(value) is np.ndarray and value.dtype.isnative else to_array(value, "value")
     except (OpError, SystemError) as e:
         raise op_error(e, "TensorArrayWriteV3") from None
-    st.op_write(i, v)
+    storage.op_write(i, v)
     return flow
 
 
@@ -374,11 +374,11 @@ def TensorArrayReadV3(  # noqa: N802
         if type(flow_in) is not np.float32:
             _flow(flow_in, "TensorArrayReadV3")
         i = index if type(index) is int and -INT32_LIMIT <= index < INT32_LIMIT else _index(index, _READ)
-        st = handle._storage if type(handle) is _Handle else _registry.storage_of(handle, "TensorArrayReadV3")
+        storage = handle._storage if type(handle) is _Handle else _registry.storage_of(handle, "TensorArrayReadV3")
         dt = as_dtype(dtype)
     except (OpError, SystemError) as e:
         raise op_error(e, "TensorArrayReadV3") from None
-    return st.op_read(i, dt)
+    return storage.op_read(i, dt)
 
 
 def TensorArrayGatherV3(  # noqa: N802
@@ -443,13 +443,13 @@ def TensorArrayGatherV3(  # noqa: N802
     """
     try:
         _flow(flow_in, "TensorArrayGatherV3")
-        st = _registry.storage_of(handle, "TensorArrayGatherV3")
+        storage = _registry.storage_of(handle, "TensorArrayGatherV3")
         check_input(indices, "TensorArrayGatherV3", "indices")
         dt = as_dtype(dtype)
         attr = as_partial(element_shape, "element_shape", attr=True)
     except (OpError, SystemError) as e:
         raise op_error(e, "TensorArrayGatherV3") from None
-    return st.op_gather(indices, dt, attr)
+    return storage.op_gather(indices, dt, attr)
 
 
 def TensorArrayScatterV3(  # noqa: N802
@@ -506,12 +506,12 @@ def TensorArrayScatterV3(  # noqa: N802
     """
     try:
         flow = _flow(flow_in, "TensorArrayScatterV3")
-        st = _registry.storage_of(handle, "TensorArrayScatterV3")
+        storage = _registry.storage_of(handle, "TensorArrayScatterV3")
         check_input(indices, "TensorArrayScatterV3", "indices")
         v = to_array(value, "value")
     except (OpError, SystemError) as e:
         raise op_error(e, "TensorArrayScatterV3") from None
-    st.op_scatter(indices, v)
+    storage.op_scatter(indices, v)
     return flow
 
 
@@ -573,12 +573,12 @@ def TensorArrayConcatV3(  # noqa: N802
     """
     try:
         _flow(flow_in, "TensorArrayConcatV3")
-        st = _registry.storage_of(handle, "TensorArrayConcatV3")
+        storage = _registry.storage_of(handle, "TensorArrayConcatV3")
         dt = as_dtype(dtype)
         except0 = as_partial(element_shape_except0, "element_shape_except0", attr=True)
     except (OpError, SystemError) as e:
         raise op_error(e, "TensorArrayConcatV3") from None
-    return TensorArrayConcatV3Result(*st.op_concat(dt, except0))
+    return TensorArrayConcatV3Result(*storage.op_concat(dt, except0))
 
 
 def TensorArraySplitV3(  # noqa: N802
@@ -636,12 +636,12 @@ def TensorArraySplitV3(  # noqa: N802
     """
     try:
         flow = _flow(flow_in, "TensorArraySplitV3")
-        st = _registry.storage_of(handle, "TensorArraySplitV3")
+        storage = _registry.storage_of(handle, "TensorArraySplitV3")
         check_input(lengths, "TensorArraySplitV3", "lengths")
         v = to_array(value, "value")
     except (OpError, SystemError) as e:
         raise op_error(e, "TensorArraySplitV3") from None
-    st.op_split(v, lengths)
+    storage.op_split(v, lengths)
     return flow
 
 
@@ -685,10 +685,10 @@ def TensorArraySizeV3(  # noqa: N802
     """
     try:
         _flow(flow_in, "TensorArraySizeV3")
-        st = _registry.storage_of(handle, "TensorArraySizeV3")
+        storage = _registry.storage_of(handle, "TensorArraySizeV3")
     except (OpError, SystemError) as e:
         raise op_error(e, "TensorArraySizeV3") from None
-    return st.op_size()
+    return storage.op_size()
 
 
 def TensorArrayCloseV3(handle: TensorArrayHandle, name: str | None = None) -> None:  # noqa: N802
@@ -727,10 +727,10 @@ def TensorArrayCloseV3(handle: TensorArrayHandle, name: str | None = None) -> No
     >>> TensorArrayCloseV3(handle=h)
     """
     try:
-        st = _registry.storage_of(handle, "TensorArrayCloseV3")
+        storage = _registry.storage_of(handle, "TensorArrayCloseV3")
     except (OpError, SystemError) as e:
         raise op_error(e, "TensorArrayCloseV3") from None
-    st.op_close()
+    storage.op_close()
 
 
 _NO_PREPEND = object()  # TensorArrayGradV3: no shape_to_prepend input at all

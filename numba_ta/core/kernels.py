@@ -380,13 +380,13 @@ def check_reads(idx, state, shape_id, n, is_grad, clear, zsid, keys, seen, sids)
         i = idx[k]
         if i < 0 or (i >= n and is_grad == 0):
             return k, 1
-        st = state[i] if i < n else 0
-        if st & 1 == 0:
+        bits = state[i] if i < n else 0
+        if bits & 1 == 0:
             if zsid < 0:
                 return k, 2
             sids[k] = zsid
         else:
-            if st & 4:
+            if bits & 4:
                 return k, 3
             sids[k] = shape_id[i]
         if clear:
@@ -462,13 +462,13 @@ def check_writes(idx, state, shape_id, n, is_grad, sids, items, numeric, keys, s
     """
     for k in range(idx.size):
         i = idx[k]
-        st = state[i] if i < n else 0
+        bits = state[i] if i < n else 0
         d = seen[keys[k]] != 0
         seen[keys[k]] = 1
         dup[k] = d
-        if st & 2:
+        if bits & 2:
             return k, 1, 0
-        written = st & 1 != 0
+        written = bits & 1 != 0
         if is_grad == 0:
             if written or d:
                 return k, 2, 0
@@ -478,7 +478,7 @@ def check_writes(idx, state, shape_id, n, is_grad, sids, items, numeric, keys, s
         old = shape_id[i] if written else sids[k]
         if written and old != sids[k]:
             return k, 3, old
-        has_old = st & 8 != 0 and items[old] > 0
+        has_old = bits & 8 != 0 and items[old] > 0
         a = (has_old or d) and items[sids[k]] > 0
         if a and numeric == 0:
             return k, 4, 0
@@ -523,12 +523,12 @@ def plan_reads(idx, state, offsets, sids, items, clear, data_size, src, new_stat
     expect = 0
     for k in range(idx.size):
         i = idx[k]
-        st = np.int64(state[i])
-        if st & 1 == 0:
-            st = np.int64(1)
+        bits = np.int64(state[i])
+        if bits & 1 == 0:
+            bits = np.int64(1)
         w = items[sids[k]]
         o = np.int64(-1)
-        if st & 8 and w > 0:
+        if bits & 8 and w > 0:
             o = offsets[i]
             if o < 0 or o > data_size - w:
                 return -1, k
@@ -540,8 +540,8 @@ def plan_reads(idx, state, offsets, sids, items, clear, data_size, src, new_stat
             start = -1
         expect += w
         if clear:
-            st = (st | 6) & 247  # written, read, cleared; the data bit (8) dropped
+            bits = (bits | 6) & 247  # written, read, cleared; the data bit (8) dropped
         else:
-            st = st | 2
-        new_state[k] = st
+            bits = bits | 2
+        new_state[k] = bits
     return (start if start >= 0 else -1), -1

@@ -77,14 +77,14 @@ def new_meta(s, n):
     """``(status, state, shape_id, offsets)``: zeroed metadata for ``n`` slots (TF's OOM error, recorded in ``s``)."""
     if n < _META_LAZY:  # small: zeroed here (a call into Python costs more than the zeroing)
         shape = one_dim(n)
-        st, state = _new(s, n, _NO_U8, True, shape, _U8_CODE)
+        status, state = _new(s, n, _NO_U8, True, shape, _U8_CODE)
         shape_id = _NO_I32.copy()  # (a global array is read-only in compiled code)
         offsets = NO_I64.copy()
-        if not st:
-            st, shape_id = _new(s, n, _NO_I32, True, shape, _I32_CODE)
-        if not st:
-            st, offsets = _new(s, n, NO_I64, True, shape, _I64_CODE)
-        return st, state, shape_id, offsets
+        if not status:
+            status, shape_id = _new(s, n, _NO_I32, True, shape, _I32_CODE)
+        if not status:
+            status, offsets = _new(s, n, NO_I64, True, shape, _I64_CODE)
+        return status, state, shape_id, offsets
     with objmode(state="uint8[::1]", shape_id="int32[::1]", offsets="int64[::1]", failed="int64"):
         state, shape_id, offsets, failed = _zeros_meta(n)
     if failed >= 0:
@@ -101,9 +101,9 @@ def reserve(s, n):
         return 0
     newcap = max(n, 2 * cap, 8)
     m = min(cap, s.state.size)
-    st, state, shape_id, offsets = new_meta(s, newcap)
-    if st:
-        return st
+    status, state, shape_id, offsets = new_meta(s, newcap)
+    if status:
+        return status
     state[:m] = s.state[:m]
     shape_id[:m] = s.shape_id[:m]
     offsets[:m] = s.offsets[:m]
@@ -151,9 +151,9 @@ def _grow_data(s, items, keep):
     if items <= nitems(s):
         return 0
     isz = s.hdr[ITEMSIZE]
-    st, data = new_items(s, items, False, one_dim(items))
-    if st:
-        return st
+    status, data = new_items(s, items, False, one_dim(items))
+    if status:
+        return status
     move_bytes(data, 0, s.data, 0, keep * isz)
     s.data = data
     s.hdr[GEN] += 1
@@ -174,16 +174,16 @@ def alloc_element(s, index, items, top, n_new, total):
             shape = np.empty(2, np.int64)
             shape[0] = rows
             shape[1] = items
-            st, data = new_items(s, rows * items if rows <= INT64_MAX // items else -1, False, shape)
-            if st:
-                return st, 0
+            status, data = new_items(s, rows * items if rows <= INT64_MAX // items else -1, False, shape)
+            if status:
+                return status, 0
             s.data = data
             h[LAYOUT] = DENSE
             h[WIDTH] = items
         else:
-            st, data = new_items(s, total, False, one_dim(total))
-            if st:
-                return st, 0
+            status, data = new_items(s, total, False, one_dim(total))
+            if status:
+                return status, 0
             s.data = data
             h[LAYOUT] = RAGGED
             h[USED] = 0
@@ -194,9 +194,9 @@ def alloc_element(s, index, items, top, n_new, total):
             if top * w > nitems(s):
                 rows = _dense_rows(s, w, top, n_new)
                 if rows:
-                    st = _grow_data(s, rows * w, nitems(s))
-                    if st:
-                        return st, 0
+                    status = _grow_data(s, rows * w, nitems(s))
+                    if status:
+                        return status, 0
             if top * w <= nitems(s):
                 return 0, index * w
         h[LAYOUT] = RAGGED
@@ -204,9 +204,9 @@ def alloc_element(s, index, items, top, n_new, total):
         h[GEN] += 1  # the Python layer's fast paths rely on the dense layout
     need = h[USED] + items
     if need > nitems(s):
-        st = _grow_data(s, max(need, 2 * nitems(s)), h[USED])
-        if st:
-            return st, 0
+        status = _grow_data(s, max(need, 2 * nitems(s)), h[USED])
+        if status:
+            return status, 0
     o = h[USED]
     h[USED] = need
     return 0, o

@@ -41,8 +41,8 @@ MERGE_RANK, MERGE_SHAPE, SHAPE_INT64, PREPEND_INT64, OOM, RANK = (
 
 # --------------------------------------------------------------------------- statuses
 @register_jitable
-def fail(s, st, i0, i1, i2, a, na, b, nb):
-    """Record error ``st`` in ``s.err``: ``[st, i0, i1, i2, na, nb, *a[:na], *b[:nb]]``; return ``st``.
+def fail(s, status, i0, i1, i2, a, na, b, nb):
+    """Record error ``status`` in ``s.err``: ``[status, i0, i1, i2, na, nb, *a[:na], *b[:nb]]``; return ``status``.
 
     ``a`` and ``b`` are shapes (int64 arrays, -1 for an unknown dimension), ``na`` and ``nb``
     how many of their dimensions count (-1: an unknown rank).  Which fields an error has is
@@ -53,7 +53,7 @@ def fail(s, st, i0, i1, i2, a, na, b, nb):
     if s.err.size < n:
         s.err = np.zeros(max(n, ERR_WORDS), np.int64)
     e = s.err
-    e[0] = st
+    e[0] = status
     e[1] = i0
     e[2] = i1
     e[3] = i2
@@ -63,7 +63,7 @@ def fail(s, st, i0, i1, i2, a, na, b, nb):
         e[6 + k] = a[k]
     for k in range(nb):
         e[6 + ka + k] = b[k]
-    return st
+    return status
 
 
 @register_jitable
@@ -77,15 +77,15 @@ def no_dims():
 
 
 @register_jitable
-def fail_i(s, st, i0=0, i1=0, i2=0):
+def fail_i(s, status, i0=0, i1=0, i2=0):
     """:func:`fail` for an error whose fields are integers only."""
-    return fail(s, st, i0, i1, i2, NO_I64, 0, NO_I64, 0)
+    return fail(s, status, i0, i1, i2, NO_I64, 0, NO_I64, 0)
 
 
 @register_jitable
-def fail_s(s, st, i0, a, na, b, nb):
+def fail_s(s, status, i0, a, na, b, nb):
     """:func:`fail` for an error with shapes (and at most one integer)."""
-    return fail(s, st, i0, 0, 0, a, na, b, nb)
+    return fail(s, status, i0, 0, 0, a, na, b, nb)
 
 
 def _status_exception(err, name):
@@ -103,8 +103,8 @@ _RAISED = (InvalidArgumentError, UnimplementedError, ResourceExhaustedError, Int
 
 
 @register_jitable
-def raise_status(s, st):
-    """Raise the exception of the status ``st`` (not 0) that an op on ``s`` returned, as compiled code can.
+def raise_status(s, status):
+    """Raise the exception of the status ``status`` (not 0) that an op on ``s`` returned, as compiled code can.
 
     For the methods compiled into users' functions: the text is built in Python, in one
     place (``_messages.engine_error``), and raised here with its class.

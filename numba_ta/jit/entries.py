@@ -146,9 +146,9 @@ def _dense_stack(s, want):  # pragma: no cover - users' compiled code
     """
     h = s.hdr
     n = h[SIZE]
-    st = s.state
+    state = s.state
     none = s.data[:0]
-    if h[CLOSED] or n == 0 or n > st.size or h[LAYOUT] != DENSE:
+    if h[CLOSED] or n == 0 or n > state.size or h[LAYOUT] != DENSE:
         return False, none, no_dims()
     sid = s.shape_id
     off = s.offsets
@@ -167,7 +167,7 @@ def _dense_stack(s, want):  # pragma: no cover - users' compiled code
                     ok = False
     if ok:
         for i in range(n):
-            if st[i] & (STORED | CLEARED) != STORED or sid[i] != s0 or off[i] != i * w:
+            if state[i] & (STORED | CLEARED) != STORED or sid[i] != s0 or off[i] != i * w:
                 ok = False
                 break
     if not ok:
@@ -180,10 +180,10 @@ def _dense_stack(s, want):  # pragma: no cover - users' compiled code
     move_bytes(out, 0, s.data, 0, nbytes)
     if h[CAR]:
         for i in range(n):
-            st[i] = (st[i] | READ | CLEARED) & NOT_DATA
+            state[i] = (state[i] | READ | CLEARED) & NOT_DATA
     else:
         for i in range(n):
-            st[i] |= READ
+            state[i] |= READ
     return True, out, shape
 
 
@@ -191,9 +191,9 @@ def _dense_stack(s, want):  # pragma: no cover - users' compiled code
 def jit_write(s, index, flat, shape, numeric):  # pragma: no cover - users' compiled code
     """``TensorArray.write`` in compiled code, past its fast path: class check, :func:`write`, merge; raises."""
     _class_check(s, shape)
-    st = write(s, index, flat, shape, numeric)
-    if st:
-        raise_status(s, st)
+    status = write(s, index, flat, shape, numeric)
+    if status:
+        raise_status(s, status)
     _class_merge(s, shape)
     return 0
 
@@ -201,9 +201,9 @@ def jit_write(s, index, flat, shape, numeric):  # pragma: no cover - users' comp
 @kernels.kernel()
 def jit_read(s, index, want):  # pragma: no cover - users' compiled code
     """``TensorArray.read`` in compiled code, past its fast path: ``(bytes, shape)``; raises."""
-    st, flat, shape = read(s, index, want)
-    if st:
-        raise_status(s, st)
+    status, flat, shape = read(s, index, want)
+    if status:
+        raise_status(s, status)
     return flat, shape
 
 
@@ -211,9 +211,9 @@ def jit_read(s, index, want):  # pragma: no cover - users' compiled code
 def jit_gather(s, idx, idx_shape, want):  # pragma: no cover - users' compiled code
     """``TensorArray.gather`` in compiled code (``idx`` flat, ``idx_shape`` its shape): ``(bytes, shape)``; raises."""
     _check_vector(idx_shape, _MSG_G2)
-    st, flat, shape = gather(s, idx, s.ces, s.hdr[CLASS_KNOWN] != 0, want)
-    if st:
-        raise_status(s, st)
+    status, flat, shape = gather(s, idx, s.ces, s.hdr[CLASS_KNOWN] != 0, want)
+    if status:
+        raise_status(s, status)
     return flat, shape
 
 
@@ -226,9 +226,9 @@ def jit_stack(s, want):  # pragma: no cover - users' compiled code
     h = s.hdr
     if h[CLOSED]:
         raise InvalidArgumentError(_MSG_T1.replace("{name}", s.name))
-    st, flat, shape = gather(s, np.arange(h[SIZE]), s.ces, h[CLASS_KNOWN] != 0, want)
-    if st:
-        raise_status(s, st)
+    status, flat, shape = gather(s, np.arange(h[SIZE]), s.ces, h[CLASS_KNOWN] != 0, want)
+    if status:
+        raise_status(s, status)
     return flat, shape
 
 
@@ -237,9 +237,9 @@ def jit_scatter(s, idx, idx_shape, flat, rows, row, numeric):  # pragma: no cove
     """``TensorArray.scatter``/``unstack`` in compiled code after the cast: class check, :func:`scatter`, merge."""
     _class_check(s, row)
     _check_vector(idx_shape, _MSG_G2)
-    st = scatter(s, idx, flat, rows, row, numeric)
-    if st:
-        raise_status(s, st)
+    status = scatter(s, idx, flat, rows, row, numeric)
+    if status:
+        raise_status(s, status)
     _class_merge(s, row)
     return 0
 
@@ -250,9 +250,9 @@ def jit_concat(s, want):  # pragma: no cover - users' compiled code
     # the class passes element_shape[1:] as the op's element_shape_except0 (known when the rank is >= 1)
     known = s.hdr[CLASS_KNOWN] != 0 and s.ces.size > 0
     attr = s.ces[1:] if known else s.ces[:0]
-    st, flat, shape, _ = concat(s, attr, known, want)
-    if st:
-        raise_status(s, st)
+    status, flat, shape, _ = concat(s, attr, known, want)
+    if status:
+        raise_status(s, status)
     return flat, shape
 
 
@@ -282,9 +282,9 @@ def jit_split(s, flat, vshape, lens, lens_shape, numeric):  # pragma: no cover -
     if total != vshape[0]:
         text = _dims_str(vshape, vdim, False)
         raise InvalidArgumentError(_MSG_P4.replace("{total}", str(total)).replace("{shape}", text))
-    st = split(s, flat, lens, vshape, numeric, False)
-    if st:
-        raise_status(s, st)
+    status = split(s, flat, lens, vshape, numeric, False)
+    if status:
+        raise_status(s, status)
     if same:
         _class_merge(s, shape)
     return 0

@@ -210,15 +210,15 @@ class _Call:
 _ARRAYS = _registry.WeakValues()  # struct address -> its Storage
 
 
-def _rank(st, ta):
-    """Return the element rank of ``st`` (its element shape's, the class's, or a written element's) or None."""
-    es = st.element_shape
+def _rank(storage, ta):
+    """Return the element rank of ``storage`` (its element shape's, the class's, or a written element's) or None."""
+    es = storage.element_shape
     if es is not None:
         return len(es)
     cell = ta._element_shape[0]._dims if ta is not None else None
     if cell is not None:
         return len(cell)
-    shapes = st.shapes
+    shapes = storage.shapes
     if shapes:
         return len(shapes[0])
     return None
@@ -229,26 +229,26 @@ def numba_type(ta):
 
     Raises ``TypeError`` while its element rank is unknown, and for float16 arrays.
     """
-    st = ta._handle._storage
-    call = st._jit
+    storage = ta._handle._storage
+    call = storage._jit
     if call is not None and call.type is not None:
         return call.type
-    ndim = _rank(st, ta)
-    t = _TYPES.get((st.dtype, ndim))
+    ndim = _rank(storage, ta)
+    t = _TYPES.get((storage.dtype, ndim))
     if t is not None:
-        if call is not None and st.element_shape is not None:  # the rank can no longer change
+        if call is not None and storage.element_shape is not None:  # the rank can no longer change
             call.type = t
         return t
     if ndim is None:
         raise TypeError(
-            f"TensorArray {st.name}: its element rank is not known yet, so it cannot be passed to compiled code "
+            f"TensorArray {storage.name}: its element rank is not known yet, so it cannot be passed to compiled code "
             "(give it an element_shape, or write an element first)"
         )
-    if st.dtype == np.float16:
+    if storage.dtype == np.float16:
         raise TypeError(
-            f"TensorArray {st.name}: float16 arrays cannot be passed to compiled code (Numba has no float16)"
+            f"TensorArray {storage.name}: float16 arrays cannot be passed to compiled code (Numba has no float16)"
         )
-    return array_type(st.dtype, ndim)
+    return array_type(storage.dtype, ndim)
 
 
 @_on_init(typeof_impl.register, TensorArray)
@@ -291,28 +291,28 @@ def _enter_meminfo(ta):
     The struct is the array's one state; entering only copies the class's element
     shape and flags into it.
     """
-    st = ta._handle._storage
+    storage = ta._handle._storage
     me = threading.get_ident()
-    call = st._jit
+    call = storage._jit
     if call is not None and call.owner == me:
         raise RuntimeError(
-            f"TensorArray {st.name} is already in use by a compiled call of this thread (passed twice, or "
+            f"TensorArray {storage.name} is already in use by a compiled call of this thread (passed twice, or "
             "passed again from inside a compiled function): pass it once"
         )
-    st.lock.acquire()
+    storage.lock.acquire()
     try:
-        call = st._jit
+        call = storage._jit
         if call is None:  # the array's first compiled call (under its lock: one _Call per array)
             with _registry._lock:  # the table is shared by all arrays
-                _ARRAYS[st._s._meminfo.data] = st
-            call = st._jit = _Call()
-        h = st.hdr
+                _ARRAYS[storage._s._meminfo.data] = storage
+            call = storage._jit = _Call()
+        h = storage.hdr
         cell = ta._element_shape[0]._dims
         if cell is None:
             h[CLASS_KNOWN] = 0
         else:
             if cell != call.cell:
-                set_ces(st._s, np.array([-1 if d is None else d for d in cell], dtype=np.int64))
+                set_ces(storage._s, np.array([-1 if d is None else d for d in cell], dtype=np.int64))
                 call.cell = cell
             h[CLASS_KNOWN] = 1
         h[INFER], h[FASTSID], h[CES_CHANGED], h[PARMIN] = bool(ta._infer_shape), -1, 0, _config.PARALLEL_MIN_ELEMENTS
@@ -320,9 +320,9 @@ def _enter_meminfo(ta):
         ref = call.ta
         if ref is None or ref() is not ta:
             call.ta = weakref.ref(ta)
-        return st._s._meminfo
+        return storage._s._meminfo
     except BaseException:
-        st.lock.release()
+        storage.lock.release()
         raise
 
 
@@ -335,20 +335,20 @@ def _enter(ta):
 _arrays_of = fields_of  # the struct's fields (a module name: _sync looks it up here)
 
 
-def _sync(st, ta):
+def _sync(storage, ta):
     """Take over a change of the class's element shape made in compiled code (``hdr[CES_CHANGED]``).
 
     Computed first, committed by one statement, which no signal can split: an exception
     before it leaves everything as it was, and the sync can simply run again.
     """
-    h = st.hdr
+    h = storage.hdr
     if not h[CES_CHANGED]:
         return
-    ces = _arrays_of(st._s)[9]
+    ces = _arrays_of(storage._s)[9]
     cell = tuple(None if d < 0 else d for d in ces.tolist()) if h[CLASS_KNOWN] else None
     cells = ta._element_shape
     shape = cells[0] if cells[0]._dims == cell else TensorShape(cell)
-    cells[0], st._jit.cell, h[CES_CHANGED] = shape, cell, 0
+    cells[0], storage._jit.cell, h[CES_CHANGED] = shape, cell, 0
 
 
 def _leave(ta):
@@ -358,16 +358,16 @@ def _leave(ta):
     it half done: the sync runs again, then the exception goes on (Numba reports an
     exception raised in an argument's cleanup as a ``SystemError`` whose cause it is).
     """
-    st = ta._handle._storage
+    storage = ta._handle._storage
     try:
         try:
-            _sync(st, ta)
+            _sync(storage, ta)
         except BaseException:
-            _sync(st, ta)
+            _sync(storage, ta)
             raise
     finally:
-        st._jit.owner = None
-        st.lock.release()
+        storage._jit.owner = None
+        storage.lock.release()
 
 
 def _box(meminfo_addr, meminfo=None, typ=None):
@@ -376,8 +376,8 @@ def _box(meminfo_addr, meminfo=None, typ=None):
     ``meminfo`` and ``typ`` default to None for code compiled (and cached) by an
     earlier numba_ta, whose boxing passed the address only.
     """
-    st = _ARRAYS.get(meminfo_addr)
-    if st is None:  # created in compiled code: the Python side makes its array now
+    storage = _ARRAYS.get(meminfo_addr)
+    if storage is None:  # created in compiled code: the Python side makes its array now
         if meminfo is None:
             raise RuntimeError(
                 "a TensorArray created by cached compiled code of an older numba_ta cannot be returned: "
@@ -386,7 +386,7 @@ def _box(meminfo_addr, meminfo=None, typ=None):
         return _adopt(meminfo, typ)
     # the array entered as an argument of this call (its cleanup syncs the class's shape), or one
     # created in this call and already adopted (returned twice)
-    ta = st._jit.ta()
+    ta = storage._jit.ta()
     return ta._with_flow(ta._flow)
 
 
@@ -394,17 +394,17 @@ def _adopt(meminfo, typ):
     """Give an array created in compiled code its Python side: storage, registry entry, TensorArray object."""
     dtype = as_dtype(typ.dtype)
     proxy = StateProxy._numba_box_(state_type(), meminfo)
-    st = _storage.Storage.from_struct(proxy, dtype)
-    h = st.hdr
-    ta = TensorArray(dtype, handle=_registry.register(st), flow=0.0, infer_shape=bool(h[INFER]))
+    storage = _storage.Storage.from_struct(proxy, dtype)
+    h = storage.hdr
+    ta = TensorArray(dtype, handle=_registry.register(storage), flow=0.0, infer_shape=bool(h[INFER]))
     ces = fields_of(proxy)[9]
     cell = tuple(None if d < 0 else d for d in ces.tolist())
     ta._element_shape[0] = TensorShape(cell)
-    call = st._jit = _Call()
+    call = storage._jit = _Call()
     call.cell = cell
     call.ta = weakref.ref(ta)
     with _registry._lock:
-        _ARRAYS[meminfo.data] = st
+        _ARRAYS[meminfo.data] = storage
     h[CES_CHANGED] = 0
     return ta
 
@@ -496,8 +496,8 @@ def _fast_write(s, index, value, ndim):
     w = h[WIDTH]
     if value.size != w or not value.flags.c_contiguous:
         return False
-    st, nst = borrow(s, "state")
-    if index >= nst or index >= h[CAP] or st[index] != 0 or (index >= h[SIZE] and not h[DYN]):
+    state, nst = borrow(s, "state")
+    if index >= nst or index >= h[CAP] or state[index] != 0 or (index >= h[SIZE] and not h[DYN]):
         return False
     bp, nb = borrow(s, "data")
     dp = cast_ptr(bp, value)
@@ -525,7 +525,7 @@ def _fast_write(s, index, value, ndim):
     ip, _ = borrow(s, "shape_id")
     op[index] = o
     ip[index] = sid
-    st[index] = STORED
+    state[index] = STORED
     if index >= h[SIZE]:
         h[SIZE] = index + 1
     return True
@@ -583,10 +583,10 @@ def _fast_read(s, index, ndim, zshape, dt):
     the element and marks it read (cleared, for ``clear_after_read``).
     """
     h, _ = borrow(s, "hdr")
-    st, nst = borrow(s, "state")
+    state, nst = borrow(s, "state")
     if h[CLOSED] or index < 0 or index >= h[SIZE] or index >= nst:
         return False, np.empty(zshape, dt)
-    bits = st[index]
+    bits = state[index]
     if bits & (STORED | CLEARED) != STORED:
         return False, np.empty(zshape, dt)
     ip, _ = borrow(s, "shape_id")
@@ -603,7 +603,7 @@ def _fast_read(s, index, ndim, zshape, dt):
     o = op[index]
     for k in range(out.size):
         outp[k] = dp[o + k]
-    st[index] = (bits | READ | CLEARED) & NOT_DATA if h[CAR] else bits | READ
+    state[index] = (bits | READ | CLEARED) & NOT_DATA if h[CAR] else bits | READ
     return True, out
 
 
@@ -679,10 +679,17 @@ def _ol_stack(ta):
     return impl
 
 
-def _scalar_value(method, vdim):
-    """Return the implementation of ``scatter``/``unstack`` for a scalar ``value`` (TF's S2 error), or None."""
-    if vdim:
-        return None
+def _rows_value(method, ta, value):
+    """Type ``scatter``/``unstack``'s ``value``: ``(dtype, numeric, scalar)``.
+
+    ``dtype`` is the array's, ``numeric`` whether its elements sum (not bool), and
+    ``scalar`` the method's implementation for a scalar ``value`` (TF's S2 error), or
+    None for an array.
+    """
+    dtype = ta.dtype
+    numeric = dtype != types.boolean
+    if isinstance(value, types.Array) and value.ndim:
+        return dtype, numeric, None
     msg = _S2.replace("{shape}", "[]")
 
     def scatter(ta, indices, value):
@@ -691,15 +698,12 @@ def _scalar_value(method, vdim):
     def unstack(ta, value):
         raise InvalidArgumentError(msg)
 
-    return scatter if method == "scatter" else unstack
+    return dtype, numeric, scatter if method == "scatter" else unstack
 
 
 @_on_init(overload_method, TensorArrayType, "scatter")
 def _ol_scatter(ta, indices, value):
-    dtype = ta.dtype
-    numeric = dtype != types.boolean
-    vdim = value.ndim if isinstance(value, types.Array) else 0
-    scalar = _scalar_value("scatter", vdim)
+    dtype, numeric, scalar = _rows_value("scatter", ta, value)
     if scalar is not None:
         return scalar
 
@@ -716,10 +720,7 @@ def _ol_scatter(ta, indices, value):
 
 @_on_init(overload_method, TensorArrayType, "unstack")
 def _ol_unstack(ta, value):
-    dtype = ta.dtype
-    numeric = dtype != types.boolean
-    vdim = value.ndim if isinstance(value, types.Array) else 0
-    scalar = _scalar_value("unstack", vdim)
+    dtype, numeric, scalar = _rows_value("unstack", ta, value)
     if scalar is not None:
         return scalar
 

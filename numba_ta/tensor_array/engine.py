@@ -161,15 +161,15 @@ def write(s, index, flat, shape, numeric):
             set_es(s, shape)
         return 0
     if index >= n:
-        st = reserve(s, index + 1)
-        if st:
-            return st
+        status = reserve(s, index + 1)
+        if status:
+            return status
     items = flat.size // isz
     o = 0
     if items:
-        st, o = alloc_element(s, index, items, index + 1, 1, items)
-        if st:
-            return st
+        status, o = alloc_element(s, index, items, index + 1, 1, items)
+        if status:
+            return status
         move_bytes(s.data, o * isz, flat, 0, flat.size)
     sid = s.shape_id[index] if bits else intern_shape(s, shape)
     s.offsets[index] = o
@@ -202,14 +202,14 @@ def read(s, index, want):
         if not h[ES_KNOWN] or not fully_defined(s.es):
             return fail_s(s, T10, index, s.es, s.es.size if h[ES_KNOWN] else -1, NO_I64, 0), none, no_dims()
         shape = s.es.copy()
-        st = check_rank(s, index, shape.size, want)
-        if st:
-            return st, none, no_dims()
-        st, out = new_items(s, items_of(shape), True, shape)
-        if not st and index >= n:
-            st = reserve(s, index + 1)
-        if st:
-            return st, none, no_dims()
+        status = check_rank(s, index, shape.size, want)
+        if status:
+            return status, none, no_dims()
+        status, out = new_items(s, items_of(shape), True, shape)
+        if not status and index >= n:
+            status = reserve(s, index + 1)
+        if status:
+            return status, none, no_dims()
         sid = intern_shape(s, shape)
         if index < n:
             s.shape_id[index] = sid
@@ -227,18 +227,18 @@ def read(s, index, want):
     sid = s.shape_id[index]
     items = s.items[sid]
     shape = shape_at(s, sid).copy()
-    st = check_rank(s, index, shape.size, want)
-    if st:
-        return st, none, no_dims()
+    status = check_rank(s, index, shape.size, want)
+    if status:
+        return status, none, no_dims()
     if bits & DATA and items:
         isz = h[ITEMSIZE]
         o = s.offsets[index] * isz
         out = advise_huge(np.empty(items * isz, np.uint8))
         move_bytes(out, 0, s.data, o, items * isz)
     else:
-        st, out = new_items(s, items, True, shape)
-        if st:
-            return st, none, no_dims()
+        status, out = new_items(s, items, True, shape)
+        if status:
+            return status, none, no_dims()
     s.state[index] = (bits | READ | CLEARED) & NOT_DATA if h[CAR] else bits | READ
     return 0, out, shape
 
@@ -373,9 +373,9 @@ def _read_many(s, idx, sids, items, zsid, es, out, width, inplace=False):
     h = s.hdr
     m = idx.size
     top = idx.max() + 1
-    st = reserve(s, top)
-    if st:
-        return st
+    status = reserve(s, top)
+    if status:
+        return status
     src = np.empty(m, np.int64)
     new_state = np.empty(m, np.uint8)
     _, bad = kernels.plan_reads(idx, s.state, s.offsets, sids, items, h[CAR], nitems(s), src, new_state)
@@ -434,9 +434,9 @@ def _result(s, idx, sids, zsid, es, n, shape):
         if zsid >= 0:
             for k in range(idx.size):
                 if sids[k] == zsid and (idx[k] >= s.hdr[SIZE] or not s.state[idx[k]] & WRITTEN):
-                    st, _ = new_items(s, items_of(es), True, es)  # fails when those zeros do not fit either
-                    if st:
-                        return st, out
+                    status, _ = new_items(s, items_of(es), True, es)  # fails when those zeros do not fit either
+                    if status:
+                        return status, out
                     break
         return oom(s, shape, s.hdr[DTYPE]), out
     return 0, out
@@ -463,16 +463,16 @@ def gather(s, idx, attr, attr_known, want, view=False):
     """
     h = s.hdr
     none = s.data[:0]
-    st, es, es_known = merge_es(s, attr, attr_known)
-    if st:
-        return st, none, no_dims()
+    status, es, es_known = merge_es(s, attr, attr_known)
+    if status:
+        return status, none, no_dims()
     m = idx.size
     if m == 0:  # TF returns before looking at the array (closed or not)
         if not attr_known or not fully_defined(attr):
             return fail_s(s, G3, 0, attr, attr.size if attr_known else -1, NO_I64, 0), none, no_dims()
-        st = check_rank(s, 0, attr.size, want)
-        if st:
-            return st, none, no_dims()
+        status = check_rank(s, 0, attr.size, want)
+        if status:
+            return status, none, no_dims()
         shape = np.empty(attr.size + 1, np.int64)
         shape[0] = 0
         shape[1:] = attr
@@ -480,11 +480,11 @@ def gather(s, idx, attr, attr_known, want, view=False):
         return 0, np.zeros(0, np.uint8), shape
     if h[CLOSED]:
         return fail_i(s, T1), none, no_dims()
-    st, zsid, items = _plan_zeros(s, es, es_known)
-    if not st:
-        st, sids = check_reads(s, idx, zsid, es, es_known)
-    if st:
-        return st, none, no_dims()
+    status, zsid, items = _plan_zeros(s, es, es_known)
+    if not status:
+        status, sids = check_reads(s, idx, zsid, es, es_known)
+    if status:
+        return status, none, no_dims()
     s0 = sids[0]
     shape0 = _sid_shape(s, s0, es)
     r = shape0.size
@@ -496,23 +496,23 @@ def gather(s, idx, attr, attr_known, want, view=False):
             if sids[k] != s0:
                 other = _sid_shape(s, sids[k], es)
                 return fail_s(s, G5, k, shape0, r, other, other.size), none, no_dims()
-    st = check_rank(s, idx[0], r, want)
-    if st:
-        return st, none, no_dims()
+    status = check_rank(s, idx[0], r, want)
+    if status:
+        return status, none, no_dims()
     shape = np.empty(r + 1, np.int64)
     shape[0] = m
     shape[1:] = shape0
     if view and h[LAYOUT] == DENSE and w and w == h[WIDTH] and m * w <= nitems(s) and _is_range(idx):
-        st = _read_many(s, idx, sids, items, zsid, es, s.data, w, True)
-        if st:
-            return st, none, no_dims()
+        status = _read_many(s, idx, sids, items, zsid, es, s.data, w, True)
+        if status:
+            return status, none, no_dims()
         commit_es(s, es, es_known)
         return 0, s.data[: m * w * h[ITEMSIZE]], shape
-    st, out = _result(s, idx, sids, zsid, es, m * w if w <= INT64_MAX // m else -1, shape)
-    if not st:
-        st = _read_many(s, idx, sids, items, zsid, es, out, w)
-    if st:
-        return st, none, no_dims()
+    status, out = _result(s, idx, sids, zsid, es, m * w if w <= INT64_MAX // m else -1, shape)
+    if not status:
+        status = _read_many(s, idx, sids, items, zsid, es, out, w)
+    if status:
+        return status, none, no_dims()
     commit_es(s, es, es_known)
     return 0, out, shape
 
@@ -536,9 +536,9 @@ def concat(s, attr, attr_known, want):
     if n == 0:
         if not attr_known or not fully_defined(attr):
             return fail_s(s, C1, 0, attr, attr.size if attr_known else -1, NO_I64, 0), none, no_dims(), no_dims()
-        st = check_rank(s, 0, attr.size + 1, want)
-        if st:
-            return st, none, no_dims(), no_dims()
+        status = check_rank(s, 0, attr.size + 1, want)
+        if status:
+            return status, none, no_dims(), no_dims()
         shape = np.empty(attr.size + 1, np.int64)
         shape[0] = 0
         shape[1:] = attr
@@ -546,11 +546,11 @@ def concat(s, attr, attr_known, want):
     idx = np.arange(n)
     es = s.es
     known = h[ES_KNOWN] != 0
-    st, zsid, items = _plan_zeros(s, es, known)
-    if not st:
-        st, sids = check_reads(s, idx, zsid, es, known)
-    if st:
-        return st, none, no_dims(), no_dims()
+    status, zsid, items = _plan_zeros(s, es, known)
+    if not status:
+        status, sids = check_reads(s, idx, zsid, es, known)
+    if status:
+        return status, none, no_dims(), no_dims()
     s0 = _sid_shape(s, sids[0], es)
     r = s0.size
     if r == 0:
@@ -570,19 +570,19 @@ def concat(s, attr, attr_known, want):
                 return fail_s(s, C4, k, s0[1:], r - 1, sk[1:], sk.size - 1), none, no_dims(), no_dims()
             length = sk[0]
         lengths[k] = length
-    st = check_rank(s, 0, r, want)
-    if st:
-        return st, none, no_dims(), no_dims()
+    status = check_rank(s, 0, r, want)
+    if status:
+        return status, none, no_dims(), no_dims()
     shape = s0.copy()
     total = 0
     for k in range(n):
         total = total + lengths[k] if lengths[k] <= INT64_MAX - total else -1
     shape[0] = total
-    st, out = _result(s, idx, sids, zsid, es, items_of(shape) if total >= 0 else -1, shape)
-    if not st:
-        st = _read_many(s, idx, sids, items, zsid, es, out, -1)
-    if st:
-        return st, none, no_dims(), no_dims()
+    status, out = _result(s, idx, sids, zsid, es, items_of(shape) if total >= 0 else -1, shape)
+    if not status:
+        status = _read_many(s, idx, sids, items, zsid, es, out, -1)
+    if status:
+        return status, none, no_dims(), no_dims()
     return 0, out, shape, lengths
 
 
@@ -633,9 +633,9 @@ def _store_many(s, idx, flat, sizes, sids, add, fresh, unique):
             if z == width and top * z <= room:
                 offs[k] = idx[k] * z  # what alloc_element returns for a row of a dense buffer that holds them all
                 continue
-            st, at = alloc_element(s, idx[k], z, top, n_fresh, total)
-            if st:
-                return st
+            status, at = alloc_element(s, idx[k], z, top, n_fresh, total)
+            if status:
+                return status
             offs[k] = at
             width = s.hdr[WIDTH] if s.hdr[LAYOUT] == DENSE else -1
             room = nitems(s)
@@ -749,9 +749,9 @@ def scatter(s, idx, flat, rows, row, numeric):
         return fail_i(s, T2, idx[0], n)
     if not es_compatible(s, row):
         return fail_s(s, T4, idx[0], row, row.size, s.es, s.es.size if h[ES_KNOWN] else -1)
-    st, sid, items = plan_shape(s, row, s.items[: h[NSHAPES]])
-    if st:
-        return st
+    status, sid, items = plan_shape(s, row, s.items[: h[NSHAPES]])
+    if status:
+        return status
     sids = np.full(m, sid, np.int64)
     keys, seen = _repeat_keys(idx[:pos_neg])
     add = np.empty(pos_neg, np.bool_)
@@ -766,11 +766,11 @@ def scatter(s, idx, flat, rows, row, numeric):
         size_then = max(n, idx[:pos_neg].max() + 1) if h[DYN] else n
         return fail_i(s, T2, idx[pos_neg], size_then)
     # no check can fail any more: room (which can), then the data work and the commit
-    st = reserve(s, max_index + 1)
-    if not st:
-        st = _store_many(s, idx, flat, np.full(m, items[sid], np.int64), sids, add, fresh, not dup.any())
-    if st:
-        return st
+    status = reserve(s, max_index + 1)
+    if not status:
+        status = _store_many(s, idx, flat, np.full(m, items[sid], np.int64), sids, add, fresh, not dup.any())
+    if status:
+        return status
     intern_shape(s, row)
     h[SIZE] = size2
     if h[IDENT] and not (h[ES_KNOWN] and fully_defined(s.es)):
@@ -883,11 +883,11 @@ def split(s, flat, lens, vshape, numeric, k7):
     if total != flat.size // h[ITEMSIZE]:
         return oom(s, one_dim(total), h[DTYPE])
     # no check can fail any more: room (which can), then the data work and the commit
-    st = reserve(s, size2)
-    if not st:
-        st = _store_many(s, np.arange(n_new), flat, sizes, sids, add, fresh, True)
-    if st:
-        return st
+    status = reserve(s, size2)
+    if not status:
+        status = _store_many(s, np.arange(n_new), flat, sizes, sids, add, fresh, True)
+    if status:
+        return status
     for j in range(n_planned):  # intern the planned shapes: they get the planned ids
         shape_k[0] = planned[j]
         intern_shape(s, shape_k)
@@ -975,13 +975,13 @@ def gradient_of(f, name, h, es, es_known, prepend):
     h[MARKED] = fh[MARKED]
     h[FASTSID] = -1
     h[ES_KNOWN] = es_known
-    st, state, shape_id, offsets = new_meta(f, n)
-    if st:
-        return st, f
+    status, state, shape_id, offsets = new_meta(f, n)
+    if status:
+        return status, f
     g = new_state(f.data[:0].copy(), state, shape_id, offsets, h, NO_I64.copy(), np.zeros(1, np.int64),
                   NO_I64.copy(), es.copy(), NO_I64.copy(), name)  # fmt: skip
-    st = copy_shapes(g, f, prepend)
-    return st, g if not st else f
+    status = copy_shapes(g, f, prepend)
+    return status, g if not status else f
 
 
 # --------------------------------------------------------------------------- entries for the Python layer

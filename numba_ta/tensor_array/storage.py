@@ -183,9 +183,9 @@ class Storage:
     _state: np.ndarray
     _shape_id: np.ndarray
     _offsets: np.ndarray
-    _st: memoryview
-    _sidb: memoryview
-    _offb: memoryview
+    _stv: memoryview
+    _sidv: memoryview
+    _offv: memoryview
     _items: np.ndarray
     _shapes: list
     _es: tuple | None
@@ -242,10 +242,10 @@ class Storage:
     @classmethod
     def from_struct(cls, s, dtype):
         """Return a new ``Storage`` around an existing struct (one made by compiled code)."""
-        st = cls.__new__(cls)
+        storage = cls.__new__(cls)
         fields = fields_of(s)
-        st._adopt(s, fields[10], np.dtype(dtype), fields)
-        return st
+        storage._adopt(s, fields[10], np.dtype(dtype), fields)
+        return storage
 
     def _refresh(self, fields=None):
         """Rebuild the views of the struct's buffers, shapes and element shape (after ``hdr[GEN]`` changed).
@@ -267,7 +267,7 @@ class Storage:
         es_t = tuple(None if d < 0 else d for d in es.tolist()) if h[ES_KNOWN] else None
         data = raw.view(self.dtype)
         s = self
-        s.hdr, s._hdr, s._raw, s._data, s._state, s._shape_id, s._offsets, s._st, s._sidb, s._offb, s._items, s._shapes, s._es, s._fast_shape, s._fast_sid, s._fast_rows, s._fast_n, s._gen = (h, hdr, raw, data, state, shape_id, offsets, memoryview(state), memoryview(shape_id), memoryview(offsets), items, shapes, es_t, None, -1, None, 0, gen)  # noqa: E501  # fmt: skip
+        s.hdr, s._hdr, s._raw, s._data, s._state, s._shape_id, s._offsets, s._stv, s._sidv, s._offv, s._items, s._shapes, s._es, s._fast_shape, s._fast_sid, s._fast_rows, s._fast_n, s._gen = (h, hdr, raw, data, state, shape_id, offsets, memoryview(state), memoryview(shape_id), memoryview(offsets), items, shapes, es_t, None, -1, None, 0, gen)  # noqa: E501  # fmt: skip
         if armed is not None:
             self._arm(armed)
 
@@ -446,24 +446,24 @@ class Storage:
                     value.shape == self._fast_shape
                     and 0 <= index < self._fast_n
                     and h[GEN] == self._gen
-                    and not self._st[index]
+                    and not self._stv[index]
                     and cell is None
                 ):
                     if index < h[SIZE]:
                         self._fast_rows[index] = value  # an unwritten row: nothing sees it until the commit below
-                        self._offb[index], self._sidb[index], self._st[index] = index * h[WIDTH], self._fast_sid, STORED  # noqa: E501  # fmt: skip
+                        self._offv[index], self._sidv[index], self._stv[index] = index * h[WIDTH], self._fast_sid, STORED  # noqa: E501  # fmt: skip
                         return
                     if h[DYN]:
                         self._fast_rows[index] = value  # slots past the size are always unwritten (state 0)
-                        self._offb[index], self._sidb[index], self._st[index], h[SIZE] = index * h[WIDTH], self._fast_sid, STORED, index + 1  # noqa: E501  # fmt: skip
+                        self._offv[index], self._sidv[index], self._stv[index], h[SIZE] = index * h[WIDTH], self._fast_sid, STORED, index + 1  # noqa: E501  # fmt: skip
                         return
                 shape = np.array(value.shape, dtype=np.int64)
                 if cell is None:
                     if py_write(self._s, index, _bytes(value), shape, self._numeric):
                         raise error_of(self._s)
                 else:
-                    cell[0] = cell_value if not (st := py_write(self._s, index, _bytes(value), shape, self._numeric)) else cell[0]  # noqa: E501  # fmt: skip
-                    if st:
+                    cell[0] = cell_value if not (status := py_write(self._s, index, _bytes(value), shape, self._numeric)) else cell[0]  # noqa: E501  # fmt: skip
+                    if status:
                         raise error_of(self._s)
                 if value.shape != self._fast_shape or h[GEN] != self._gen:  # (a sum into an element keeps them armed)
                     self._arm(value.shape)
@@ -557,11 +557,11 @@ class Storage:
         """Read one element: TF's ``LockedRead``; return a fresh ndarray."""
         h = self.hdr
         if 0 <= index < h[SIZE] and h[GEN] == self._gen:
-            st = self._st[index]
-            if st & STORED == STORED and self._sidb[index] == self._fast_sid:
+            bits = self._stv[index]
+            if bits & STORED == STORED and self._sidv[index] == self._fast_sid:
                 out = self._fast_rows[index, ...].copy()  # 0-d stays an array
-                self._st[index] = (
-                    (st | _RC) & NOT_DATA if self.clear_after_read else st | READ
+                self._stv[index] = (
+                    (bits | _RC) & NOT_DATA if self.clear_after_read else bits | READ
                 )  # commit, after the copy
                 return out
         r = None  # the result becomes out on the line of the call (a failed op's is empty, of shape [0])
@@ -629,8 +629,8 @@ class Storage:
                 if py_scatter(self._s, idx, flat, rows, row, self._numeric):
                     raise error_of(self._s)
             else:
-                cell[0] = cell_value if not (st := py_scatter(self._s, idx, flat, rows, row, self._numeric)) else cell[0]  # noqa: E501  # fmt: skip
-                if st:
+                cell[0] = cell_value if not (status := py_scatter(self._s, idx, flat, rows, row, self._numeric)) else cell[0]  # noqa: E501  # fmt: skip
+                if status:
                     raise error_of(self._s)
         except MemoryError as e:
             raise work_oom_error(e, idx.size) from None
@@ -656,13 +656,13 @@ class Storage:
         flat = new_array(value.shape, value.dtype, make=lambda: _bytes(value))
         try:
             if cell is None:
-                st = py_split(self._s, flat, lens, shape, self._numeric, bad)
+                status = py_split(self._s, flat, lens, shape, self._numeric, bad)
             else:
-                cell[0] = cell_value if not (st := py_split(self._s, flat, lens, shape, self._numeric, bad)) else cell[0]  # noqa: E501  # fmt: skip
+                cell[0] = cell_value if not (status := py_split(self._s, flat, lens, shape, self._numeric, bad)) else cell[0]  # noqa: E501  # fmt: skip
         except MemoryError as e:
             raise work_oom_error(e, lens.size) from None
-        if st:
-            raise k7 if st == K7 and k7 is not None else error_of(self._s)
+        if status:
+            raise k7 if status == K7 and k7 is not None else error_of(self._s)
         if lens.size:
             self._arm((int(lens[0]),) + tuple(value.shape[1:]))  # when element 0's shape fills a dense row
 
@@ -719,8 +719,8 @@ class Storage:
         es, known = _partial(element_shape)
         prepend = np.array(prepend, dtype=np.int64).reshape(-1)
         h = new_header(fwd.dtype)
-        st, s = py_gradient_of(fwd._s, name, h, es, known, prepend)
-        if st:
+        status, s = py_gradient_of(fwd._s, name, h, es, known, prepend)
+        if status:
             raise error_of(fwd._s)
         return cls.from_struct(s, fwd.dtype)
 

@@ -115,24 +115,24 @@ def TensorListStack(  # noqa: N802
            [5, 6]], dtype=int32)
     """
     dt = _element_dtype(element_dtype)
-    st = store_of(_list(input_handle, "TensorListStack"))
+    store = store_of(_list(input_handle, "TensorListStack"))
     _check_shape_input(element_shape, "TensorListStack")
-    _check_dtype(dt, st)
-    n = st.length
+    _check_dtype(dt, store)
+    n = store.length
     ne = int(num_elements)
     if ne != -1 and ne != n:
         raise _messages.error("L28", num_elements=ne, size=n)
-    m = merge(_shape_input(element_shape), st.element_shape)
+    m = merge(_shape_input(element_shape), store.element_shape)
     if n == 0:
         if not is_fully_defined(m):
             raise _messages.error("L29", element_shape=partial_str(m))
-        return _zeros(st.dtype, (0, *m)) if st.dtype != VARIANT else np.empty((0, *m), object)
-    if not is_fully_defined(st.element_shape):
-        m = _infer(m, st)
+        return _zeros(store.dtype, (0, *m)) if store.dtype != VARIANT else np.empty((0, *m), object)
+    if not is_fully_defined(store.element_shape):
+        m = _infer(m, store)
     if not is_fully_defined(m):
         raise _messages.error("L30", element_shape=partial_str(m))
     try:
-        return st.rows(arange(n, np.int64), m)
+        return store.rows(arange(n, np.int64), m)
     except MemoryError as e:  # the work arrays of n elements: TF's OOM error
         raise work_oom_error(e, n) from None
 
@@ -185,22 +185,22 @@ def TensorListGather(  # noqa: N802
     array([30, 10, 30])
     """
     dt = _element_dtype(element_dtype)
-    st = store_of(_list(input_handle, "TensorListGather"))
+    store = store_of(_list(input_handle, "TensorListGather"))
     check_input(indices, "TensorListGather", "indices")
     _check_shape_input(element_shape, "TensorListGather")
-    _check_dtype(dt, st)
-    m = merge(_shape_input(element_shape), st.element_shape)
+    _check_dtype(dt, store)
+    m = merge(_shape_input(element_shape), store.element_shape)
     idx = as_int64(_scalar_int(indices, "indices").reshape(-1))
     if idx.size == 0:
         if not is_fully_defined(m):
             raise _messages.error("L31", element_shape=partial_str(m))
-        return _zeros(st.dtype, (0, *m)) if st.dtype != VARIANT else np.empty((0, *m), object)
-    n = st.length
+        return _zeros(store.dtype, (0, *m)) if store.dtype != VARIANT else np.empty((0, *m), object)
+    n = store.length
     try:  # the work arrays of idx.size elements, and the result: TF's OOM error when they cannot be had
         bad = (idx < 0) | (idx >= n)
         first_bad = int(np.argmax(bad)) if bad.any() else idx.size
-        if not is_fully_defined(st.element_shape):
-            m = _infer(m, st, idx[:first_bad])
+        if not is_fully_defined(store.element_shape):
+            m = _infer(m, store, idx[:first_bad])
             if first_bad < idx.size:
                 raise _messages.error("L32", index=int(idx[first_bad]), size=n)
             if not is_fully_defined(m):
@@ -208,8 +208,8 @@ def TensorListGather(  # noqa: N802
         elif first_bad < idx.size and is_fully_defined(m):  # (m is: the list's element shape is)
             if math.prod(m):
                 raise _messages.error("L33", index=int(idx[first_bad]), size=n)
-            return _zeros(st.dtype, (idx.size, *m))
-        return st.rows(idx, m)
+            return _zeros(store.dtype, (idx.size, *m))
+        return store.rows(idx, m)
     except MemoryError as e:
         raise work_oom_error(e, idx.size) from None
 
@@ -391,9 +391,9 @@ def TensorListScatterIntoExistingList(  # noqa: N802
     h = _list(input_handle, "TensorListScatterIntoExistingList")
     check_input(indices, "TensorListScatterIntoExistingList", "indices")
     t = _value(tensor, "tensor")
-    st = store_of(h)
-    if t.dtype != st.dtype:
-        raise _messages.error("L40", tensor_dtype=_name(t.dtype), list_dtype=_name(st.dtype))
+    store = store_of(h)
+    if t.dtype != store.dtype:
+        raise _messages.error("L40", tensor_dtype=_name(t.dtype), list_dtype=_name(store.dtype))
     if t.ndim == 0:
         raise _messages.error("L10", shape=shape_str(t.shape))
     idx = _scalar_int(indices, "indices")
@@ -401,14 +401,14 @@ def TensorListScatterIntoExistingList(  # noqa: N802
         raise _messages.error("G2", shape=shape_str(idx.shape))
     if idx.size != t.shape[0]:
         raise _messages.error("L41", indices=idx.size, rows=t.shape[0])
-    es = st.element_shape
+    es = store.element_shape
     strict = is_fully_defined(es) and not is_compatible(es, t.shape[1:])
     for i in idx.tolist():
         if i < 0:
             raise _messages.error("NT-tl-scatter-negative")
         if strict:
             raise _messages.error("NT-tl-scatter-shape", index=i, shape=shape_str(t.shape[1:]), element_shape=partial_str(es))  # noqa: E501
-    return st.change_many([(st.set, (i, _store(t[k], st.dtype))) for k, i in enumerate(idx.tolist())])
+    return store.change_many([(store.set, (i, _store(t[k], store.dtype))) for k, i in enumerate(idx.tolist())])
 
 
 def _concat(op, input_handle, element_dtype, es_in, leading, v2):
@@ -417,12 +417,12 @@ def _concat(op, input_handle, element_dtype, es_in, leading, v2):
         attr = as_partial(es_in, attr=True)
         if attr is not None and len(attr) == 0:
             raise _messages.error("L69")  # TF's kernel refuses the attribute when it is made
-    st = store_of(_list(input_handle, op))
+    store = store_of(_list(input_handle, op))
     if v2:
         check_input(leading, op, "leading_dims")
-    _check_dtype(dt, st)
+    _check_dtype(dt, store)
     if v2:
-        m = merge(_shape_input(es_in, owner=op), st.element_shape)
+        m = merge(_shape_input(es_in, owner=op), store.element_shape)
         if m is not None and len(m) == 0:
             raise _messages.error("L42")
         d = m[0] if m is not None else None
@@ -430,15 +430,15 @@ def _concat(op, input_handle, element_dtype, es_in, leading, v2):
     else:
         d = None
         rest = attr[1:] if attr is not None else None
-    n = st.length
+    n = store.length
     result = TensorListConcatV2Result if v2 else TensorListConcatResult
     if n == 0:
         if not is_fully_defined(rest):
             raise _messages.error("L43", element_shape=partial_str(rest))
-        return result(_zeros(st.dtype, (0, *rest)) if st.dtype != VARIANT else np.empty((0, *rest), object), np.zeros(0, np.int64))  # noqa: E501
-    if not is_fully_defined(st.element_shape):
+        return result(_zeros(store.dtype, (0, *rest)) if store.dtype != VARIANT else np.empty((0, *rest), object), np.zeros(0, np.int64))  # noqa: E501
+    if not is_fully_defined(store.element_shape):
         dims0 = set()
-        for i, shape in st.set_shapes():
+        for i, shape in store.set_shapes():
             if not shape:
                 raise _messages.error("L44", index=i)
             rest = merge(rest, shape[1:])
@@ -450,8 +450,8 @@ def _concat(op, input_handle, element_dtype, es_in, leading, v2):
     if not is_fully_defined(rest):
         raise _messages.error("L46", element_shape=partial_str(rest))
     try:  # the work arrays of n elements, and the result: TF's OOM error when they cannot be had
-        lengths = st.first_dims()
-        unset = np.flatnonzero(~st.set_mask())
+        lengths = store.first_dims()
+        unset = np.flatnonzero(~store.set_mask())
         if unset.size:
             if v2:
                 ld = _scalar_int(leading, "leading_dims", np.int64)
@@ -472,17 +472,17 @@ def _concat(op, input_handle, element_dtype, es_in, leading, v2):
                 if d is None:
                     raise _messages.error("L47")
                 lengths[unset] = d
-        es = st.element_shape
+        es = store.element_shape
         if is_fully_defined(es):
             # step 4 did not run: where TensorFlow reads the elements with a shape they do not have
             # (tl-crashes), numba_ta raises what step 4 would have raised
             if not es:
-                first = np.flatnonzero(st.set_mask())
+                first = np.flatnonzero(store.set_mask())
                 if first.size:
                     raise _messages.error("L44", index=int(first[0]))
             else:
                 merge(rest, es[1:])
-        out = st.concat_rows(arange(n, np.int64), lengths, rest)
+        out = store.concat_rows(arange(n, np.int64), lengths, rest)
         return result(out, as_int64(lengths))
     except MemoryError as e:
         raise work_oom_error(e, n) from None
@@ -759,11 +759,11 @@ def _zeros_like_value(x):
         return x
     if not isinstance(x, TensorListHandle):
         raise _messages.error("L2", value=str(x))
-    st = store_of(x)
-    if st.dtype == VARIANT:
-        items = [v if v is _UNSET or not isinstance(v, (TensorListHandle, VariantZero)) else _zeros_like_value(v) for v in st.items]  # noqa: E501
-        return ObjectStore(st.element_shape, -1, items).handle()
-    return st.zeros_like().handle()
+    store = store_of(x)
+    if store.dtype == VARIANT:
+        items = [v if v is _UNSET or not isinstance(v, (TensorListHandle, VariantZero)) else _zeros_like_value(v) for v in store.items]  # noqa: E501
+        return ObjectStore(store.element_shape, -1, items).handle()
+    return store.zeros_like().handle()
 
 
 @_op("ZerosLike")

@@ -227,9 +227,9 @@ def _zeros(dtype, shape):
     return new_array(shape, dtype, zeros=True)
 
 
-def _check_dtype(op_dtype, st):
-    if op_dtype != st.dtype:
-        raise _messages.error("L3", op_dtype=_name(op_dtype), list_dtype=_name(st.dtype))
+def _check_dtype(op_dtype, store):
+    if op_dtype != store.dtype:
+        raise _messages.error("L3", op_dtype=_name(op_dtype), list_dtype=_name(store.dtype))
 
 
 def _store(value, dtype):
@@ -242,9 +242,9 @@ def _store(value, dtype):
     return value
 
 
-def _infer(m, st, idx=None):
+def _infer(m, store, idx=None):
     """Merge the shapes of the set elements (of ``idx``) into ``m``, in order (the merge errors, ``m`` first)."""
-    for _, shape in st.set_shapes(idx):
+    for _, shape in store.set_shapes(idx):
         m = merge(m, shape)
     return m
 

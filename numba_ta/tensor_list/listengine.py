@@ -38,9 +38,9 @@ def tl_set(s, index, flat, shape):
     none = s.data[:0]
     n = h[SIZE]
     if index >= n:
-        st = reserve(s, index + 1)
-        if st:
-            return st, none, -1
+        status = reserve(s, index + 1)
+        if status:
+            return status, none, -1
     isz = h[ITEMSIZE]
     items = flat.size // isz
     bits = s.state[index]
@@ -51,9 +51,9 @@ def tl_set(s, index, flat, shape):
         if bits & DATA and s.items[s.shape_id[index]] == items:
             o = s.offsets[index]  # the same room again
         else:
-            st, o = alloc_element(s, index, items, index + 1, 1, items)
-            if st:
-                return st, none, -1
+            status, o = alloc_element(s, index, items, index + 1, 1, items)
+            if status:
+                return status, none, -1
         if bits & (DATA | HELD_DATA) and (h[LAYOUT] == DENSE or o == s.offsets[index]):
             at = o
             saved = s.data[o * isz : (o + items) * isz].copy()
@@ -73,9 +73,9 @@ def tl_resize(s, size):
     h = s.hdr
     n = h[SIZE]
     if size > n:
-        st = reserve(s, size)
-        if st:
-            return st
+        status = reserve(s, size)
+        if status:
+            return status
     state = s.state  # (after reserve, which may replace it; no field reads in the loop)
     for i in range(size, n):
         state[i] = state[i] & HELD_DATA
@@ -93,11 +93,11 @@ def py_tl_set_into(s, index, flat, shape, saved, at):
     entry before the call (``at[0]`` -1: nothing overwritten), so the entry is complete
     the moment the element changes.
     """
-    st, got, where = tl_set(s, index, flat, shape)
+    status, got, where = tl_set(s, index, flat, shape)
     if where >= 0:
         saved[: got.size] = got
     at[0] = where
-    return st
+    return status
 
 
 @kernels.kernel()

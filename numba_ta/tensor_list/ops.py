@@ -400,10 +400,10 @@ def TensorListGetItem(  # noqa: N802
         h = input_handle if type(input_handle) is TensorListHandle else _list(input_handle, "TensorListGetItem")
         if type(element_shape) is not int:
             _check_shape_input(element_shape, "TensorListGetItem")
-        st = h._st
-        if h._v != st.base + len(st.log):  # (st.ver, inline)
-            st = st.materialize(h)
-        _check_dtype(dt, st)
+        store = h._st
+        if h._v != store.base + len(store.log):  # (store.ver, inline)
+            store = store.materialize(h)
+        _check_dtype(dt, store)
         if type(index) is int and -(2**31) <= index < 2**31:
             i = index
         else:
@@ -411,17 +411,17 @@ def TensorListGetItem(  # noqa: N802
             if idx.size != 1:
                 raise _messages.error("NT-tl-index", shape=shape_str(idx.shape))
             i = int(idx.reshape(-1)[0])
-        n = st.length
+        n = store.length
         if i < 0 or i >= n:
             raise _messages.error("L13", index=i, size=n)
-        if st.is_set(i):
-            return st.get(i)
-        m = merge(_shape_input(element_shape), st.element_shape)
+        if store.is_set(i):
+            return store.get(i)
+        m = merge(_shape_input(element_shape), store.element_shape)
         if not is_fully_defined(m):
-            m = _infer(m, st)
+            m = _infer(m, store)
         if not is_fully_defined(m):
             raise _messages.error("L14", element_shape=partial_str(m))
-        return _zeros(st.dtype, m)
+        return _zeros(store.dtype, m)
     except (OpError, SystemError) as e:
         raise op_error(e, "TensorListGetItem") from None
 
@@ -476,10 +476,10 @@ def TensorListSetItem(  # noqa: N802
     try:
         h = input_handle if type(input_handle) is TensorListHandle else _list(input_handle, "TensorListSetItem")
         v = item if type(item) is np.ndarray and item.dtype.isnative else _value(item, "item")
-        st = h._st
-        if h._v != st.base + len(st.log):  # (st.ver, inline)
-            st = st.materialize(h)
-        _check_dtype(v.dtype, st)
+        store = h._st
+        if h._v != store.base + len(store.log):  # (store.ver, inline)
+            store = store.materialize(h)
+        _check_dtype(v.dtype, store)
         if type(index) is int and -(2**31) <= index < 2**31:
             i = index
         else:
@@ -487,14 +487,14 @@ def TensorListSetItem(  # noqa: N802
             if idx.ndim:
                 raise _messages.error("L17", shape=shape_str(idx.shape), values=_summarize(idx))
             i = int(idx)
-        if v.shape != st.ok_shape:
-            if not is_compatible(st.element_shape, v.shape):
-                raise _messages.error("L16", shape=shape_str(v.shape), element_shape=partial_str(st.element_shape))
-            st.ok_shape = v.shape
-        n = st.length
+        if v.shape != store.ok_shape:
+            if not is_compatible(store.element_shape, v.shape):
+                raise _messages.error("L16", shape=shape_str(v.shape), element_shape=partial_str(store.element_shape))
+            store.ok_shape = v.shape
+        n = store.length
         if i < 0 or (i >= n and not resize_if_index_out_of_bounds):
             raise _messages.error("L15", index=i, size=n)
-        return st.set(i, _store(v, st.dtype))
+        return store.set(i, _store(v, store.dtype))
     except (OpError, SystemError) as e:
         raise op_error(e, "TensorListSetItem") from None
 
@@ -546,20 +546,20 @@ def TensorListPushBack(input_handle: Any, tensor: Any, name: str | None = None) 
         # the common case inlined: a handle and a native ndarray
         h = input_handle if type(input_handle) is TensorListHandle else _list(input_handle, "TensorListPushBack")
         v = tensor if type(tensor) is np.ndarray and tensor.dtype.isnative else _value(tensor, "tensor")
-        st = h._st
-        if h._v != st.base + len(st.log):  # (st.ver, inline)
-            st = st.materialize(h)
-        if v.shape != st.ok_shape:
-            if not is_compatible(st.element_shape, v.shape):
-                raise _messages.error("L18", shape=shape_str(v.shape), element_shape=partial_str(st.element_shape))
-            st.ok_shape = v.shape
-        if v.dtype is not st.dtype:  # (the same dtype is one object: numpy's builtin dtypes)
-            _check_dtype(v.dtype, st)
-        n = st.length
-        m = st.max_num_elements
+        store = h._st
+        if h._v != store.base + len(store.log):  # (store.ver, inline)
+            store = store.materialize(h)
+        if v.shape != store.ok_shape:
+            if not is_compatible(store.element_shape, v.shape):
+                raise _messages.error("L18", shape=shape_str(v.shape), element_shape=partial_str(store.element_shape))
+            store.ok_shape = v.shape
+        if v.dtype is not store.dtype:  # (the same dtype is one object: numpy's builtin dtypes)
+            _check_dtype(v.dtype, store)
+        n = store.length
+        m = store.max_num_elements
         if 0 <= m <= n:
             raise _messages.error("L19", size=n, max_num_elements=m)
-        return st.set(n, v if type(st) is NumericStore else _store(v, st.dtype))
+        return store.set(n, v if type(store) is NumericStore else _store(v, store.dtype))
     except (OpError, SystemError) as e:
         raise op_error(e, "TensorListPushBack") from None
 
@@ -641,8 +641,8 @@ def TensorListPushBackBatch(input_handles: Any, tensor: Any, name: str | None = 
             raise _messages.error("L27", index=b, op_dtype=_name(t.dtype), list_dtype=_name(x.element_dtype))
     out = np.empty(hs.shape[0], object)
     for b, x in enumerate(hs.tolist()):
-        st = store_of(x)
-        out[b] = st.set(st.length, _store(t[b], st.dtype))
+        store = store_of(x)
+        out[b] = store.set(store.length, _store(t[b], store.dtype))
     return out
 
 
@@ -698,21 +698,21 @@ def TensorListPopBack(  # noqa: N802
         h = input_handle if type(input_handle) is TensorListHandle else _list(input_handle, "TensorListPopBack")
         if type(element_shape) is not int:
             _check_shape_input(element_shape, "TensorListPopBack")
-        st = h._st
-        if h._v != st.base + len(st.log):  # (st.ver, inline)
-            st = st.materialize(h)
-        _check_dtype(dt, st)
-        n = st.length
+        store = h._st
+        if h._v != store.base + len(store.log):  # (store.ver, inline)
+            store = store.materialize(h)
+        _check_dtype(dt, store)
+        n = store.length
         if n == 0:
             raise _messages.error("L20")
-        if st.is_set(n - 1):
-            value = st.get(n - 1)
+        if store.is_set(n - 1):
+            value = store.get(n - 1)
         else:
-            m = merge(_shape_input(element_shape), st.element_shape)
+            m = merge(_shape_input(element_shape), store.element_shape)
             if not is_fully_defined(m):
                 raise _messages.error("L21", element_shape=partial_str(m))
-            value = _zeros(st.dtype, m)
-        return TensorListPopBackResult(st.resize(n - 1), value)
+            value = _zeros(store.dtype, m)
+        return TensorListPopBackResult(store.resize(n - 1), value)
     except (OpError, SystemError) as e:
         raise op_error(e, "TensorListPopBack") from None
 
@@ -754,10 +754,10 @@ def TensorListResize(input_handle: Any, size: Any, name: str | None = None) -> T
     >>> TensorListLength(input_handle=TensorListResize(input_handle=h, size=1))
     np.int32(1)
     """
-    st = store_of(_list(input_handle, "TensorListResize"))
+    store = store_of(_list(input_handle, "TensorListResize"))
     n = _scalar_int(size, "size", owner="TensorListResize")
     if n.ndim:
         raise _messages.error("L58")
     if n < 0:
         raise _messages.error("L59", size=int(n))
-    return st.resize(int(n))
+    return store.resize(int(n))

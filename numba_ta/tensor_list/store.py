@@ -228,10 +228,10 @@ class TensorListHandle:
 
     def __repr__(self):
         """Return ``TensorListHandle(<TF dtype name>, <element shape>, <n> element(s))``: see the class example."""
-        st = self._st
+        store = self._st
         n = len(self)
-        es = partial_str(st.element_shape)
-        return f"TensorListHandle({dtype_name(st.dtype)}, {es}, {n} element{'' if n == 1 else 's'})"
+        es = partial_str(store.element_shape)
+        return f"TensorListHandle({dtype_name(store.dtype)}, {es}, {n} element{'' if n == 1 else 's'})"
 
     def __reduce__(self):
         """Pickle by value: dtype, element shape, ``max_num_elements`` and the elements (unset ones as a marker).
@@ -239,10 +239,10 @@ class TensorListHandle:
         Unpickling (:func:`_rebuild`) makes a new storage whose version 0 is this list; it
         shares nothing with this lineage.  A stale handle is materialized first.
         """
-        st = store_of(self)
-        n = st.length
-        items = [st.get(i) if st.is_set(i) else _UNSET for i in range(n)]
-        return (_rebuild, (st.dtype, st.element_shape, st.max_num_elements, items))
+        store = store_of(self)
+        n = store.length
+        items = [store.get(i) if store.is_set(i) else _UNSET for i in range(n)]
+        return (_rebuild, (store.dtype, store.element_shape, store.max_num_elements, items))
 
     def __copy__(self):
         """Return ``self``: the list a handle stands for never changes, so the copy can be the handle."""
@@ -255,11 +255,11 @@ class TensorListHandle:
 
 def _rebuild(dtype, element_shape, max_num_elements, items):
     """Unpickle a :class:`TensorListHandle`."""
-    st = new_store(dtype, element_shape, max_num_elements, len(items))
+    store = new_store(dtype, element_shape, max_num_elements, len(items))
     for i, v in enumerate(items):
         if v is not _UNSET:
-            st.set(i, v, None)
-    return st.handle()
+            store.set(i, v, None)
+    return store.handle()
 
 
 _new_handle = object.__new__
@@ -274,10 +274,10 @@ def dtype_name(dtype):
 
 def store_of(h):
     """Return the storage holding ``h``'s version, materializing a stale handle first (the newest is in place)."""
-    st = h._st
-    if h._v != st.base + len(st.log):  # (st.ver, inline)
-        st = st.materialize(h)
-    return st
+    store = h._st
+    if h._v != store.base + len(store.log):  # (store.ver, inline)
+        store = store.materialize(h)
+    return store
 
 
 # --------------------------------------------------------------------------- storage
@@ -665,9 +665,9 @@ class NumericStore(_Store):
         n = h[SIZE]
         if size == n - 1:  # a pop: Python stores (nothing to allocate), the size last
             i = size
-            st = self._stv
-            self._record(into, (RESIZE_ENTRY, n, size, (st[i], self._sidv[i], self._offv[i])))
-            st[i], h[SIZE] = st[i] & HELD_DATA, size
+            state = self._stv
+            self._record(into, (RESIZE_ENTRY, n, size, (state[i], self._sidv[i], self._offv[i])))
+            state[i], h[SIZE] = state[i] & HELD_DATA, size
             return self._new_version() if into is LOG else None
         cut = None
         if size < n:
@@ -1017,7 +1017,7 @@ def new_store(dtype, element_shape, max_num_elements, length=0):
     """Return a new storage of ``length`` unset elements (version 0)."""
     if dtype == VARIANT:
         return ObjectStore(element_shape, max_num_elements, [_UNSET] * length)
-    st = NumericStore(dtype, element_shape, max_num_elements, capacity=length)
+    store = NumericStore(dtype, element_shape, max_num_elements, capacity=length)
     if length:
-        st._hdr[SIZE] = length
-    return st
+        store._hdr[SIZE] = length
+    return store

@@ -743,15 +743,15 @@ def engine_error(err: Sequence[int], name: str, dtype_names: Sequence[str]) -> E
 
     Examples
     --------
-    >>> st = ENGINE_CODES.index("T2")
-    >>> e = engine_error([st, 5, 3, 0, 0, 0], "ta", ["float32"])
+    >>> status = ENGINE_CODES.index("T2")
+    >>> e = engine_error([status, 5, 3, 0, 0, 0], "ta", ["float32"])
     >>> type(e).__name__, e.message
     ('InvalidArgumentError', 'TensorArray ta: Tried to write to index 5 but array is not resizeable and size is: 3')
     """
-    st = int(err[0])
-    if st <= 0:
-        raise IndexError(f"no engine error in status {st}")
-    code = ENGINE_CODES[st]
+    status = int(err[0])
+    if status <= 0:
+        raise IndexError(f"no engine error in status {status}")
+    code = ENGINE_CODES[status]
     na, nb = int(err[4]), int(err[5])
     a_dims = [int(d) for d in err[6 : 6 + max(na, 0)]]
     b_dims = [int(d) for d in err[6 + max(na, 0) : 6 + max(na, 0) + max(nb, 0)]]
