@@ -48,11 +48,15 @@ def get_case(workload, variant, n):
 
 
 class _JitBenchmark(TimedCalls):
-    """Base class: one workload of jit_workloads over (variant, n); subclasses set ``workload``, ``params``."""
+    """Base class: one workload of jit_workloads over (variant, n); subclasses set ``workload``."""
 
     workload = ""
     param_names = ["variant", "n"]
     timeout = 300
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.params = [list(jit_workloads.VARIANTS[cls.workload]), COUNTS]  # the workload's variants
 
     def setup(self, variant, n):
         self.case = get_case(self.workload, variant, n)
@@ -61,7 +65,6 @@ class _JitBenchmark(TimedCalls):
 
 class JitWrite(_JitBenchmark):
     workload = "write"
-    params = [list(jit_workloads.VARIANTS["write"]), COUNTS]
 
     def time_write(self, variant, n):
         self.call()
@@ -69,7 +72,6 @@ class JitWrite(_JitBenchmark):
 
 class JitRead(_JitBenchmark):
     workload = "read"
-    params = [list(jit_workloads.VARIANTS["read"]), COUNTS]
 
     def time_read(self, variant, n):
         self.call()
@@ -77,7 +79,6 @@ class JitRead(_JitBenchmark):
 
 class JitStack(_JitBenchmark):
     workload = "stack"
-    params = [list(jit_workloads.VARIANTS["stack"]), COUNTS]
 
     def time_stack(self, variant, n):
         self.call()
@@ -85,7 +86,6 @@ class JitStack(_JitBenchmark):
 
 class JitCall(_JitBenchmark):
     workload = "call"
-    params = [list(jit_workloads.VARIANTS["call"]), COUNTS]
 
     def time_call(self, variant, n):
         self.call()

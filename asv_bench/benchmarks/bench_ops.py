@@ -13,37 +13,36 @@ from .common import IMPLS_LOOP, IMPLS_MEM, TF_LOOP, OpBenchmark
 # --------------------------------------------------------------------------- element loops
 
 
-class Write(OpBenchmark):
-    op = "write"
+class _Loop(OpBenchmark):
+    """The element loops, and GradCreate: ``raw_ops`` as well, TensorFlow on ``TF_LOOP``'s size by default."""
+
     params = [IMPLS_LOOP] + OpBenchmark.params[1:]
     tf_default = TF_LOOP
+
+
+class Write(_Loop):
+    op = "write"
 
     def time_write(self, impl, element, n, dtype):
         self.call()
 
 
-class Read(OpBenchmark):
+class Read(_Loop):
     op = "read"
-    params = [IMPLS_LOOP] + OpBenchmark.params[1:]
-    tf_default = TF_LOOP
 
     def time_read(self, impl, element, n, dtype):
         self.call()
 
 
-class AccumulateWrite(OpBenchmark):
+class AccumulateWrite(_Loop):
     op = "accumulate_write"
-    params = [IMPLS_LOOP] + OpBenchmark.params[1:]
-    tf_default = TF_LOOP
 
     def time_accumulate_write(self, impl, element, n, dtype):
         self.call()
 
 
-class GradCreate(OpBenchmark):
+class GradCreate(_Loop):
     op = "grad"
-    params = [IMPLS_LOOP] + OpBenchmark.params[1:]
-    tf_default = TF_LOOP
 
     def time_grad_v3(self, impl, element, n, dtype):
         self.call()

@@ -473,19 +473,7 @@ def make_jit_case(workload, variant, n=N, items=ITEMS, dtype="float32"):
     n, items, dtype = wl.check_case_arguments(workload, variant, WORKLOADS, VARIANTS, n, items, dtype)
     rows = np.array(wl.filled(n, items, dtype))  # a writable copy of the deterministic rows
     prepare, run_, check = _CASE_BUILDERS[workload](variant, rows, dtype, n, items)
-    return JitCase(
-        op=workload,
-        impl=variant,
-        n=n,
-        items=items,
-        dtype=dtype,
-        prepare=prepare,
-        run=run_,
-        per_call=n,
-        nbytes=rows.nbytes,
-        keep=[rows],
-        check=check,
-    )
+    return JitCase.per_element(workload, variant, n, items, dtype, prepare, run_, check, keep=[rows])
 
 
 def self_test(n=16, items=ITEMS, dtype="float32", workloads=WORKLOADS):
@@ -510,12 +498,4 @@ def self_test(n=16, items=ITEMS, dtype="float32", workloads=WORKLOADS):
     >>> results
     {('stack', 'numba_ta'): 'ok', ('stack', 'numpy'): 'ok'}
     """
-    out = {}
-    for w in workloads:
-        for v in VARIANTS[w]:
-            try:
-                make_jit_case(w, v, n, items, dtype).verify()
-                out[(w, v)] = "ok"
-            except Exception as e:  # a broken variant must not hide the others
-                out[(w, v)] = f"{type(e).__name__}: {e}"
-    return out
+    return wl.verify_cases(make_jit_case, [(w, v) for w in workloads for v in VARIANTS[w]], n, items, dtype)

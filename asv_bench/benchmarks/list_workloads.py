@@ -158,52 +158,42 @@ def _fixed(value):
 # --------------------------------------------------------------------------- the variants
 
 
-def _numba_ta(workload, seq, n, items, dtype):
-    R = raw_ops  # noqa: N806 - the ops' names are TensorFlow's
-    es = [items]
+def _raw_list_loop(ops, workload, seq, n, es, dtype):
+    """``run`` of the ``numba_ta`` and ``tf_eager`` variants: the same raw-op loop, on `ops`.
+
+    `ops` is ``numba_ta.raw_ops`` or ``tf.raw_ops``; `seq`, `es` and `dtype`
+    are the elements, the element shape and the dtype in its own types.
+    """
     if workload == "push":
 
         def run(_):
-            lst = R.EmptyTensorList(element_shape=es, max_num_elements=-1, element_dtype=dtype)
+            lst = ops.EmptyTensorList(element_shape=es, max_num_elements=-1, element_dtype=dtype)
             for x in seq:
-                lst = R.TensorListPushBack(input_handle=lst, tensor=x)
-            return R.TensorListStack(input_handle=lst, element_shape=es, element_dtype=dtype)
+                lst = ops.TensorListPushBack(input_handle=lst, tensor=x)
+            return ops.TensorListStack(input_handle=lst, element_shape=es, element_dtype=dtype)
 
     else:
 
         def run(_):
-            lst = R.TensorListReserve(element_shape=es, num_elements=n, element_dtype=dtype)
+            lst = ops.TensorListReserve(element_shape=es, num_elements=n, element_dtype=dtype)
             for i, x in enumerate(seq):
-                lst = R.TensorListSetItem(input_handle=lst, index=i, item=x)
-            return R.TensorListStack(input_handle=lst, element_shape=es, element_dtype=dtype)
+                lst = ops.TensorListSetItem(input_handle=lst, index=i, item=x)
+            return ops.TensorListStack(input_handle=lst, element_shape=es, element_dtype=dtype)
 
-    return _fixed(None), run, []
+    return run
+
+
+def _numba_ta(workload, seq, n, items, dtype):
+    return _fixed(None), _raw_list_loop(raw_ops, workload, seq, n, [items], dtype), []
 
 
 def _tf_eager(workload, seq, n, items, dtype):
     tf = wl._tf()
-    raw = tf.raw_ops
     dt = tf.as_dtype(dtype)
     es = tf.constant([items], tf.int32)
     consts = {}
     tseq = [consts.setdefault(id(x), tf.constant(x)) for x in seq]  # one constant per distinct row
-    if workload == "push":
-
-        def run(_):
-            lst = raw.EmptyTensorList(element_shape=es, max_num_elements=-1, element_dtype=dt)
-            for x in tseq:
-                lst = raw.TensorListPushBack(input_handle=lst, tensor=x)
-            return raw.TensorListStack(input_handle=lst, element_shape=es, element_dtype=dt)
-
-    else:
-
-        def run(_):
-            lst = raw.TensorListReserve(element_shape=es, num_elements=n, element_dtype=dt)
-            for i, x in enumerate(tseq):
-                lst = raw.TensorListSetItem(input_handle=lst, index=i, item=x)
-            return raw.TensorListStack(input_handle=lst, element_shape=es, element_dtype=dt)
-
-    return _fixed(None), run, [tseq]
+    return _fixed(None), _raw_list_loop(tf.raw_ops, workload, tseq, n, es, dt), [tseq]
 
 
 def _copy_tuple(workload, seq, n, items, dtype):
@@ -320,19 +310,8 @@ def make_list_case(workload, variant, n, items=4, dtype="float32"):
     views = list(rows)  # (items,) views, one object per distinct row
     seq = [views[i % len(views)] for i in range(n)]  # n references, made outside the timing
     prepare, run_, keep = _BUILDERS[variant](workload, seq, n, items, np.dtype(dtype))
-    return ListCase(
-        op=workload,
-        impl=variant,
-        n=n,
-        items=items,
-        dtype=dtype,
-        prepare=prepare,
-        run=run_,
-        per_call=n,
-        nbytes=n * items * np.dtype(dtype).itemsize,
-        keep=[rows, seq, *keep],
-        check=_checker(rows, n, variant),
-    )
+    check = _checker(rows, n, variant)
+    return ListCase.per_element(workload, variant, n, items, dtype, prepare, run_, check, keep=[rows, seq, *keep])
 
 
 def self_test(n=37, items=3, dtype="float32", variants=None):
@@ -357,16 +336,5 @@ def self_test(n=37, items=3, dtype="float32", variants=None):
     >>> self_test(n=5, items=2, variants=("numba_ta", "copy_tuple"))
     {('push', 'numba_ta'): 'ok', ('push', 'copy_tuple'): 'ok', ('set', 'numba_ta'): 'ok', ('set', 'copy_tuple'): 'ok'}
     """
-    out = {}
-    for w in WORKLOADS:
-        for v in VARIANTS[w]:
-            if variants is not None and v not in variants:
-                continue
-            try:
-                make_list_case(w, v, n, items, dtype).verify()
-                out[(w, v)] = "ok"
-            except wl.Unavailable as e:
-                out[(w, v)] = f"n/a: {e}"
-            except Exception as e:  # a broken variant must not hide the others
-                out[(w, v)] = f"{type(e).__name__}: {e}"
-    return out
+    cases = [(w, v) for w in WORKLOADS for v in VARIANTS[w] if variants is None or v in variants]
+    return wl.verify_cases(make_list_case, cases, n, items, dtype)

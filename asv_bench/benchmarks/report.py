@@ -738,8 +738,13 @@ def _loadavg():
 BUSY_LOAD = 0.75
 
 
+def _short_dtype(name):
+    """``f32`` / ``f64`` for float32 / float64 (other names unchanged), as the table writes dtypes."""
+    return {"float32": "f32", "float64": "f64"}.get(name, name)
+
+
 def _size_text(r):
-    dt = {"float32": "f32", "float64": "f64"}.get(r.dtype, r.dtype)
+    dt = _short_dtype(r.dtype)
     if r.op == "import":
         return "fresh process"
     if r.op in ("bptt", "bptt_jit"):
@@ -889,7 +894,7 @@ def format_compiled(report):
     if not report.compiled:
         return []
     first = report.compiled[0]
-    dt = {"float32": "f32", "float64": "f64"}.get(first.dtype, first.dtype)
+    dt = _short_dtype(first.dtype)
     info = report.compiled_info
     lines = [
         f"compiled code: numba_ta's TensorArray inside @numba.njit, median of {report.config.repeat} runs; "
@@ -952,7 +957,7 @@ def format_tensorlist(report):
     if not report.tensorlist:
         return []
     cfg = report.config
-    dt = {"float32": "f32", "float64": "f64"}.get(cfg.dtype, cfg.dtype)
+    dt = _short_dtype(cfg.dtype)
     lines = [
         f"TensorList: a list of n elements [items] {dt} built one op at a time, then stacked; time per element "
         f"(one call / n), median of up to {cfg.repeat} runs ({cfg.list_budget:g} s of runs at most per cell); "
@@ -997,6 +1002,13 @@ def format_tensorlist(report):
     return lines
 
 
+def _target_status(value, bound, ok):
+    """A ratio's status: ``"met"`` or ``"MISSED"`` by ``ok(value)``, ``"not measured"``, or ``""`` without a target."""
+    if value is None:
+        return "not measured" if bound else ""
+    return "" if ok is None else ("met" if ok(value) else "MISSED")
+
+
 def tensorlist_targets(report):
     """The ratios of the ``tensorlist`` section, with the targets they are held to.
 
@@ -1026,10 +1038,7 @@ def tensorlist_targets(report):
         return out
 
     def add(ratio, value, bound="", ok=None, estimated=False):
-        if value is None:
-            status = "not measured" if bound else ""
-        else:
-            status = "" if ok is None else ("met" if ok(value) else "MISSED")
+        status = _target_status(value, bound, ok)
         out.append({"ratio": ratio, "measured": value, "bound": bound, "status": status, "estimated": estimated})
 
     ns = sorted({r.n for r in report.tensorlist})
@@ -1164,10 +1173,7 @@ def compiled_targets(report):
         return out
 
     def add(ratio, value, bound="", ok=None, unit="x"):
-        if value is None:
-            status = "not measured" if bound else ""
-        else:
-            status = "" if ok is None else ("met" if ok(value) else "MISSED")
+        status = _target_status(value, bound, ok)
         out.append({"ratio": ratio, "measured": value, "unit": unit, "bound": bound, "status": status})
 
     cr = report.compiled_ratio

@@ -83,6 +83,7 @@ __all__ = [
     "Case",
     "CheckedCase",
     "check_case_arguments",
+    "verify_cases",
     "make_case",
     "has_workload",
     "measure",
@@ -217,6 +218,74 @@ class CheckedCase(Case):
             seconds = time.perf_counter() - t0
         self.check(result)
         return seconds
+
+    @classmethod
+    def per_element(cls, workload, variant, n, items, dtype, prepare, run, check, keep=()):
+        """Build a case of `n` element operations per call on ``(n, items)`` numbers of `dtype`.
+
+        Parameters
+        ----------
+        workload, variant : str
+            The case's ``op`` and ``impl``.
+        n, items : int
+            Elements per call (``per_call``), numbers per element.
+        dtype : str
+            The dtype's name; ``nbytes`` is ``n * items`` of it.
+        prepare, run, check : callable
+            ``prepare()``, ``run(state)`` and ``check(result)`` (the attributes).
+        keep : sequence, optional
+            Objects that must stay alive while the case is used.
+
+        Returns
+        -------
+        CheckedCase
+            An instance of the class it is called on.
+        """
+        return cls(
+            op=workload,
+            impl=variant,
+            n=n,
+            items=items,
+            dtype=dtype,
+            prepare=prepare,
+            run=run,
+            per_call=n,
+            nbytes=n * items * np.dtype(dtype).itemsize,
+            keep=list(keep),
+            check=check,
+        )
+
+
+def verify_cases(make, cases, n, items, dtype):
+    """Build and verify the checked case of every ``(workload, variant)`` in `cases` (the ``self_test`` functions).
+
+    Parameters
+    ----------
+    make : callable
+        ``make(workload, variant, n, items, dtype)``, returning a :class:`CheckedCase`.
+    cases : iterable of (str, str)
+        The ``(workload, variant)`` pairs, in order.
+    n, items : int
+        Elements per case and numbers per element.
+    dtype : str
+        The elements' dtype, by name.
+
+    Returns
+    -------
+    dict
+        ``{(workload, variant): "ok", "n/a: <why>" or "<exception>: <message>"}``
+        (``n/a`` for an :class:`Unavailable` variant).
+    """
+    out = {}
+    for w, v in cases:
+        try:
+            make(w, v, n, items, dtype).verify()
+            out[(w, v)] = "ok"
+        except Unavailable as e:
+            out[(w, v)] = f"n/a: {e}"
+        except Exception as e:  # a broken variant must not hide the others
+            out[(w, v)] = f"{type(e).__name__}: {e}"
+    return out
 
 
 def check_case_arguments(workload, variant, workloads, variants, n, items, dtype):
@@ -611,72 +680,52 @@ def _raw_read(d):
     return _fixed(_raw_filled(d)), run, []
 
 
+def _raw_bulk(prepare, op, keep=(), **args):
+    """A bulk raw-op case: ``op(handle=, flow_in=, **args)`` on the ``(handle, flow)`` that `prepare` returns."""
+    return prepare, (lambda hf: op(handle=hf[0], flow_in=hf[1], **args)), list(keep)
+
+
 @_builder("gather", "raw_ops")
 def _raw_gather(d):
     from numba_ta.raw_ops import TensorArrayGatherV3
 
-    idx, dt = d.idx, d.dtype
-    return (
-        _fixed(_raw_filled(d)),
-        (lambda hf: TensorArrayGatherV3(handle=hf[0], indices=idx, flow_in=hf[1], dtype=dt)),
-        [],
-    )
+    return _raw_bulk(_fixed(_raw_filled(d)), TensorArrayGatherV3, indices=d.idx, dtype=d.dtype)
 
 
 @_builder("stack", "raw_ops")
 def _raw_stack(d):
     from numba_ta.raw_ops import TensorArrayGatherV3
 
-    ar, dt, es = d.arange, d.dtype, [d.items]
-    return (
-        _fixed(_raw_filled(d)),
-        (lambda hf: TensorArrayGatherV3(handle=hf[0], indices=ar, flow_in=hf[1], dtype=dt, element_shape=es)),
-        [],
-    )
+    es = [d.items]
+    return _raw_bulk(_fixed(_raw_filled(d)), TensorArrayGatherV3, indices=d.arange, dtype=d.dtype, element_shape=es)
 
 
 @_builder("concat", "raw_ops")
 def _raw_concat(d):
     from numba_ta.raw_ops import TensorArrayConcatV3
 
-    dt = d.dtype
-    return (_fixed(_raw_filled(d)), (lambda hf: TensorArrayConcatV3(handle=hf[0], flow_in=hf[1], dtype=dt)), [])
+    return _raw_bulk(_fixed(_raw_filled(d)), TensorArrayConcatV3, dtype=d.dtype)
 
 
 @_builder("scatter", "raw_ops")
 def _raw_scatter(d):
     from numba_ta.raw_ops import TensorArrayScatterV3
 
-    idx, data = d.idx, d.data
-    return (
-        (lambda: _raw_new(d)),
-        (lambda hf: TensorArrayScatterV3(handle=hf[0], indices=idx, value=data, flow_in=hf[1])),
-        [],
-    )
+    return _raw_bulk(lambda: _raw_new(d), TensorArrayScatterV3, indices=d.idx, value=d.data)
 
 
 @_builder("unstack", "raw_ops")
 def _raw_unstack(d):
     from numba_ta.raw_ops import TensorArrayScatterV3
 
-    ar, data = d.arange, d.data
-    return (
-        (lambda: _raw_new(d)),
-        (lambda hf: TensorArrayScatterV3(handle=hf[0], indices=ar, value=data, flow_in=hf[1])),
-        [],
-    )
+    return _raw_bulk(lambda: _raw_new(d), TensorArrayScatterV3, indices=d.arange, value=d.data)
 
 
 @_builder("split", "raw_ops")
 def _raw_split(d):
     from numba_ta.raw_ops import TensorArraySplitV3
 
-    flat, lengths = d.flat, d.lengths
-    return (
-        (lambda: _raw_new(d)),
-        (lambda hf: TensorArraySplitV3(handle=hf[0], value=flat, lengths=lengths, flow_in=hf[1])),
-        [],
-    )
+    return _raw_bulk(lambda: _raw_new(d), TensorArraySplitV3, value=d.flat, lengths=d.lengths)
 
 
 @_builder("accumulate", "raw_ops")
@@ -684,12 +733,7 @@ def _raw_accumulate(d):
     from numba_ta.raw_ops import TensorArrayScatterV3
 
     h, g, gf = _raw_grad(d)
-    ar, data = d.arange, d.data
-    return (
-        _fixed((g, gf)),
-        (lambda gg: TensorArrayScatterV3(handle=gg[0], indices=ar, value=data, flow_in=gg[1])),
-        [h],
-    )
+    return _raw_bulk(_fixed((g, gf)), TensorArrayScatterV3, [h], indices=d.arange, value=d.data)
 
 
 @_builder("accumulate_write", "raw_ops")
@@ -715,7 +759,7 @@ def _raw_grad_create(d):
         h, f = _raw_new(d)
         return h, TensorArrayScatterV3(handle=h, indices=d.arange, value=d.data, flow_in=f)
 
-    return prepare, (lambda hf: TensorArrayGradV3(handle=hf[0], flow_in=hf[1], source=GRAD_SOURCE)), []
+    return _raw_bulk(prepare, TensorArrayGradV3, source=GRAD_SOURCE)
 
 
 # --------------------------------------------------------------------------- numpy baselines
