@@ -20,27 +20,13 @@ import numba
 import numpy as np
 import pytest
 
+from numba_ta.core import header as H
 from numba_ta.core.shapes import shape_array
 from numba_ta.core.state import (
-    CAP,
-    CAR,
-    CLOSED,
-    DISALLOWED,
-    DTYPE,
     DTYPES,
-    DYN,
-    ES_KNOWN,
-    FASTSID,
     FIELDS,
-    IDENT,
-    ISGRAD,
-    LAYOUT,
-    MARKED,
     NO_BUFFER,
-    NSHAPES,
-    SIZE,
     fields_of,
-    header,
     new_state,
 )
 from numba_ta.core.status import K7, error_of, raise_status
@@ -99,13 +85,13 @@ def e_split(s, v, lengths, numeric):
 
 def new_engine(name, dtype, size, es, dyn, car, ident, grad):
     """A fresh engine state with the flags of ``Storage(name, dtype, size, es, dyn, car, ident, grad)``."""
-    h = header(dtype)
-    h[SIZE] = h[CAP] = size
-    h[LAYOUT] = NO_BUFFER
-    h[DYN], h[CAR], h[IDENT], h[ISGRAD] = dyn, car, ident, grad
-    h[FASTSID] = -1
-    h[ES_KNOWN] = es is not None
-    h[MARKED] = -1
+    h = H.new(dtype)
+    h[H.SIZE] = h[H.CAP] = size
+    h[H.LAYOUT] = NO_BUFFER
+    h[H.DYN], h[H.CAR], h[H.IDENT], h[H.ISGRAD] = dyn, car, ident, grad
+    h[H.FASTSID] = -1
+    h[H.ES_KNOWN] = es is not None
+    h[H.MARKED] = -1
     es_arr = np.array([-1 if d is None else d for d in es or ()], dtype=np.int64)
     return new_state(
         np.empty(0, np.uint8), np.zeros(size, np.uint8), np.zeros(size, np.int32), np.zeros(size, np.int64), h,
@@ -143,16 +129,16 @@ def engine_state(s):
     """The engine's full state, as :func:`storage_state` reports a ``Storage``'s."""
     s = Fields(s)
     h = s.hdr
-    n = int(h[SIZE])
+    n = int(h[H.SIZE])
     starts, dims = s.starts, s.dims
 
     def shape_of(i):
         sid = int(s.shape_id[i])
         return tuple(int(d) for d in dims[starts[sid] : starts[sid + 1]])
 
-    data = s.data.view(DTYPES[h[DTYPE]])  # the items' bytes
-    es = tuple(None if d < 0 else int(d) for d in s.es) if h[ES_KNOWN] else None
-    return n, _elements(n, s.state, shape_of, s.offsets, data), es, bool(h[DISALLOWED]), int(h[MARKED])
+    data = s.data.view(DTYPES[h[H.DTYPE]])  # the items' bytes
+    es = tuple(None if d < 0 else int(d) for d in s.es) if h[H.ES_KNOWN] else None
+    return n, _elements(n, s.state, shape_of, s.offsets, data), es, bool(h[H.DISALLOWED]), int(h[H.MARKED])
 
 
 def storage_state(st):
@@ -312,7 +298,7 @@ def test_failed_ops_intern_nothing():
     """A gather, concat or split that fails interns no shape (they plan, and intern at the commit)."""
     s = new_engine("arr", np.float64, 3, (4,), False, False, False, False)
     e_write(s, 0, np.ones(4), 1)
-    n = int(Fields(s).hdr[NSHAPES])
+    n = int(Fields(s).hdr[H.NSHAPES])
     for fn in (
         lambda: e_gather(s, np.array([1, 5]), np.zeros(0, np.int64), False),  # index 5 out of range
         lambda: e_concat(s, np.zeros(0, np.int64), False),  # element 1 unwritten... reads zeros, then 2
@@ -323,7 +309,7 @@ def test_failed_ops_intern_nothing():
         except OpError:
             pass
     # the concat succeeds (soft zeros of [4]): nothing new is interned by the failures
-    assert int(Fields(s).hdr[NSHAPES]) == n
+    assert int(Fields(s).hdr[H.NSHAPES]) == n
 
 
 def test_mixed_ranks_and_the_rank_check():
@@ -371,7 +357,7 @@ def test_huge_results_fail_as_storage_does(es, op):
         pair = (lambda: st.concat(None)), (lambda: e_concat(s, *none))
     expected, got = run(pair[0]), run(pair[1])
     assert expected[0] == "error" and expected == got, (expected, got)
-    assert engine_state(s)[1] == [(0, None, None)] * 2 and int(Fields(s).hdr[NSHAPES]) == 0
+    assert engine_state(s)[1] == [(0, None, None)] * 2 and int(Fields(s).hdr[H.NSHAPES]) == 0
 
 
 def test_split_lengths_past_int64_fail_as_storage_does():
@@ -437,7 +423,7 @@ def test_gradient_arrays_and_close_match_storage(seed, prepend):
             assert same_result(run(on_storage(st, kind, args)), run(on_engine(s, kind, args, 1, np.float64)))
     gst = Storage.gradient_of(st, "arr@g", None, prepend)
     g = new_engine("arr@g", np.float64, st.size, None, False, True, False, True)
-    Fields(g).hdr[MARKED] = st.marked_size  # a gradient array has its forward array's marked size (TF)
+    Fields(g).hdr[H.MARKED] = st.marked_size  # a gradient array has its forward array's marked size (TF)
     e_copy_shapes(g, s, np.array(prepend, np.int64))
     assert same_state(storage_state(gst), engine_state(g))
     for step in range(30):
@@ -452,7 +438,7 @@ def test_gradient_arrays_and_close_match_storage(seed, prepend):
     gst.close()
     e_close(g)
     assert same_state(storage_state(gst), engine_state(g))
-    assert bool(Fields(g).hdr[CLOSED]) and gst.closed
+    assert bool(Fields(g).hdr[H.CLOSED]) and gst.closed
     assert run(lambda: gst.read(0)) == run(lambda: e_read(g, 0))
 
 

@@ -99,10 +99,10 @@ import numpy as np
 import pytest
 
 from numba_ta import TensorArray, raw_ops
-from numba_ta.core.state import SIZE
+from numba_ta.core import header as H
 from numba_ta.errors import OpError
 from numba_ta.tensor_array import registry as _registry
-from tests.helpers.interrupts import Interrupter, in_numba_ta
+from tests.helpers.interrupts import Interrupter, in_numba_ta, summary
 from tests.helpers.interrupts import chain as _chain
 from tests.helpers.interrupts import drop as _drop
 from tests.helpers.storage_view import C, D, R, W, valid_bits
@@ -592,18 +592,9 @@ class Report:
         self.failures.append((where, what))
 
     def message(self, limit=8):
-        lines = [f"{self.case.name}: {len(self.failures)} bad interruption points out of {self.points}"]
-        seen = set()
-        for where, what in self.failures:
-            key = (where, what.split(":")[0])
-            if key in seen:
-                continue
-            seen.add(key)
-            lines.append(f"  at {where}\n      {what}")
-            if len(seen) >= limit:
-                lines.append("  ...")
-                break
-        return "\n".join(lines)
+        return summary(
+            self.case.name, self.points, self.failures, key=lambda where, what: (where, what.split(":")[0]), limit=limit
+        )
 
 
 def _run_plain(case, ctx):
@@ -924,10 +915,10 @@ def _toy_restores_in_finally(ctx):
     s = ctx.arrays[0].storage
     old = s.size
     try:
-        s.hdr[SIZE] = 99
+        s.hdr[H.SIZE] = 99
         _toy_fail()
     finally:
-        s.hdr[SIZE] = old
+        s.hdr[H.SIZE] = old
 
 
 def test_harness_classifies_an_op_that_changes_nothing_as_unchanged():

@@ -2,11 +2,11 @@
 
 Elements of one shape are stored as dense rows (element ``i`` at ``i * width``
 items) while the rows would not waste more than the policy allows
-(``hdr[SLACK]`` bytes and a growth ``hdr[FACTOR]``, set from
+(``hdr[H.SLACK]`` bytes and a growth ``hdr[H.FACTOR]``, set from
 :mod:`numba_ta.core.config` when the array is made); otherwise, and for elements
-of several shapes, as a ragged buffer of runs (``offsets[i]``).  ``hdr[LAYOUT]``
+of several shapes, as a ragged buffer of runs (``offsets[i]``).  ``hdr[H.LAYOUT]``
 says which (``NO_BUFFER``: no buffer yet, ``DENSE``, ``RAGGED``).  Growth replaces
-``data`` or the metadata and bumps ``hdr[GEN]``; large allocations are advised to
+``data`` or the metadata and bumps ``hdr[H.GEN]``; large allocations are advised to
 huge pages as numpy's are (:mod:`numba_ta.core.state`).  Both containers use it:
 :mod:`numba_ta.tensor_array.engine` and :mod:`numba_ta.tensor_list.listengine`.
 """
@@ -20,26 +20,17 @@ from numba import objmode
 from numba.core.extending import register_jitable
 
 from numba_ta.core import config
+from numba_ta.core import header as H
 from numba_ta.core.shapes import _new, new_items, nitems, one_dim, oom
 from numba_ta.core.state import (
-    CAP,
     DATA,
     DENSE,
     DTYPES,
-    FACTOR,
-    GEN,
     INT64_MAX,
-    ITEMSIZE,
-    LAYOUT,
     NO_BUFFER,
     NO_I64,
     RAGGED,
-    SIZE,
-    SLACK,
-    USED,
-    WIDTH,
     dtype_code,
-    header,
     move_bytes,
 )
 from numba_ta.errors import OpError
@@ -96,7 +87,7 @@ def new_meta(s, n):
 def reserve(s, n):
     """Room for ``n`` slots in the metadata (geometric growth; new slots unwritten); return the status."""
     h = s.hdr
-    cap = h[CAP]
+    cap = h[H.CAP]
     if n <= cap:
         return 0
     newcap = max(n, 2 * cap, 8)
@@ -110,8 +101,8 @@ def reserve(s, n):
     s.state = state
     s.shape_id = shape_id
     s.offsets = offsets
-    h[CAP] = newcap
-    h[GEN] += 1
+    h[H.CAP] = newcap
+    h[H.GEN] += 1
     return 0
 
 
@@ -122,24 +113,24 @@ def _dense_rows(s, w, top, n_new):
     The memory policy.  0 means: do not lay these out dense (the array turns, or starts,
     ragged).  ``n_new`` elements are about to get rows.  The buffer may cover all ``CAP``
     rows, or double, or cover ``top`` rows, whichever is first within the budget: the larger
-    of ``hdr[SLACK]`` bytes and ``hdr[FACTOR]`` times the bytes of the elements stored once
+    of ``hdr[H.SLACK]`` bytes and ``hdr[H.FACTOR]`` times the bytes of the elements stored once
     they are written.  The rule is monotone in ``top``.  Changes nothing.
     """
     if w == 0:
         return top
     h = s.hdr
-    have = nitems(s) // w if h[LAYOUT] == DENSE else 0
+    have = nitems(s) // w if h[H.LAYOUT] == DENSE else 0
     if top <= have:
         return have
     stored = n_new
     if have:
         state = s.state  # a field read in the loop would cost a reference count per element
-        for i in range(h[SIZE]):
+        for i in range(h[H.SIZE]):
             if state[i] & DATA:
                 stored += 1
-    row_bytes = w * h[ITEMSIZE]
-    budget = max(h[SLACK], h[FACTOR] * stored * row_bytes)
-    for rows in (max(h[CAP], top), max(top, 2 * have), top):
+    row_bytes = w * h[H.ITEMSIZE]
+    budget = max(h[H.SLACK], h[H.FACTOR] * stored * row_bytes)
+    for rows in (max(h[H.CAP], top), max(top, 2 * have), top):
         if rows * row_bytes <= budget:
             return rows
     return 0
@@ -150,13 +141,13 @@ def _grow_data(s, items, keep):
     """Room for ``items`` items in the data buffer (the first ``keep`` kept); return the status."""
     if items <= nitems(s):
         return 0
-    isz = s.hdr[ITEMSIZE]
+    isz = s.hdr[H.ITEMSIZE]
     status, data = new_items(s, items, False, one_dim(items))
     if status:
         return status
     move_bytes(data, 0, s.data, 0, keep * isz)
     s.data = data
-    s.hdr[GEN] += 1
+    s.hdr[H.GEN] += 1
     return 0
 
 
@@ -168,7 +159,7 @@ def alloc_element(s, index, items, top, n_new, total):
     that get room, their items): the first allocation chooses the layout for all of them.
     """
     h = s.hdr
-    if h[LAYOUT] == NO_BUFFER:
+    if h[H.LAYOUT] == NO_BUFFER:
         rows = _dense_rows(s, items, top, n_new)
         if rows:
             shape = np.empty(2, np.int64)
@@ -178,18 +169,18 @@ def alloc_element(s, index, items, top, n_new, total):
             if status:
                 return status, 0
             s.data = data
-            h[LAYOUT] = DENSE
-            h[WIDTH] = items
+            h[H.LAYOUT] = DENSE
+            h[H.WIDTH] = items
         else:
             status, data = new_items(s, total, False, one_dim(total))
             if status:
                 return status, 0
             s.data = data
-            h[LAYOUT] = RAGGED
-            h[USED] = 0
-        h[GEN] += 1
-    if h[LAYOUT] == DENSE:
-        w = h[WIDTH]
+            h[H.LAYOUT] = RAGGED
+            h[H.USED] = 0
+        h[H.GEN] += 1
+    if h[H.LAYOUT] == DENSE:
+        w = h[H.WIDTH]
         if items == w:
             if top * w > nitems(s):
                 rows = _dense_rows(s, w, top, n_new)
@@ -199,16 +190,16 @@ def alloc_element(s, index, items, top, n_new, total):
                         return status, 0
             if top * w <= nitems(s):
                 return 0, index * w
-        h[LAYOUT] = RAGGED
-        h[USED] = nitems(s)
-        h[GEN] += 1  # the Python layer's fast paths rely on the dense layout
-    need = h[USED] + items
+        h[H.LAYOUT] = RAGGED
+        h[H.USED] = nitems(s)
+        h[H.GEN] += 1  # the Python layer's fast paths rely on the dense layout
+    need = h[H.USED] + items
     if need > nitems(s):
-        status = _grow_data(s, max(need, 2 * nitems(s)), h[USED])
+        status = _grow_data(s, max(need, 2 * nitems(s)), h[H.USED])
         if status:
             return status, 0
-    o = h[USED]
-    h[USED] = need
+    o = h[H.USED]
+    h[H.USED] = need
     return 0, o
 
 
@@ -279,5 +270,8 @@ def shape_table(shapes):
 
 
 def new_header(dtype):
-    """Return a new array's ``hdr``: the engine's ``header`` with the current memory policy and parallel threshold."""
-    return header(dtype, config.DENSE_SLACK_BYTES, config.DENSE_FACTOR, config.PARALLEL_MIN_ELEMENTS)
+    """Return a new array's or list's ``hdr`` (:func:`numba_ta.core.header.new`), with the current policies.
+
+    The memory policy and the parallel threshold are read from :mod:`numba_ta.core.config` now.
+    """
+    return H.new(dtype, config.DENSE_SLACK_BYTES, config.DENSE_FACTOR, config.PARALLEL_MIN_ELEMENTS)

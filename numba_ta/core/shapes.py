@@ -14,18 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numba.core.extending import overload, register_jitable
 
-from numba_ta.core.state import (
-    DTYPE,
-    ES_CHANGED,
-    ES_KNOWN,
-    FASTSID,
-    GEN,
-    INT64_MAX,
-    ITEMSIZE,
-    NO_I64,
-    NSHAPES,
-    _alloc,
-)
+from numba_ta.core import header as H
+from numba_ta.core.state import INT64_MAX, NO_I64, _alloc
 from numba_ta.core.status import (
     MERGE_RANK,
     MERGE_SHAPE,
@@ -62,7 +52,7 @@ def compatible(p, shape):
 @register_jitable
 def es_compatible(s, shape):
     """Whether ``shape`` is compatible with the array's element shape (always, when its rank is unknown)."""
-    return not s.hdr[ES_KNOWN] or compatible(s.es, shape)
+    return not s.hdr[H.ES_KNOWN] or compatible(s.es, shape)
 
 
 @register_jitable
@@ -105,7 +95,7 @@ def shape_at(s, sid):
 @register_jitable
 def find_shape(s, shape):
     """Return the id of the interned ``shape`` (an int64 array), or -1; the last interned is found first."""
-    n = s.hdr[NSHAPES]
+    n = s.hdr[H.NSHAPES]
     r = shape.size
     starts, dims = s.starts, s.dims  # (no field reads in the loops: a reference count each)
     for j in range(n):
@@ -140,7 +130,7 @@ def items_of(shape):
 @register_jitable
 def nitems(s):
     """Return the number of items the data buffer has room for."""
-    return s.data.size // s.hdr[ITEMSIZE]
+    return s.data.size // s.hdr[H.ITEMSIZE]
 
 
 @register_jitable
@@ -164,10 +154,10 @@ def new_items(s, n, zeros, shape):
 
     ``n`` < 0 means more than 2**63 - 1 items.  Also refused: a ``shape`` numpy cannot make.
     """
-    isz = s.hdr[ITEMSIZE]
+    isz = s.hdr[H.ITEMSIZE]
     if not numpy_fits(shape, isz):
         n = -1
-    return _new(s, n * isz if 0 <= n <= INT64_MAX // isz else -1, s.data, zeros, shape, s.hdr[DTYPE])
+    return _new(s, n * isz if 0 <= n <= INT64_MAX // isz else -1, s.data, zeros, shape, s.hdr[H.DTYPE])
 
 
 @register_jitable
@@ -211,7 +201,7 @@ def intern_shape(s, shape):
     if sid >= 0:
         return sid
     h = s.hdr
-    n = h[NSHAPES]
+    n = h[H.NSHAPES]
     top = s.starts[n]
     r = shape.size
     if n + 2 > s.starts.size:
@@ -229,8 +219,8 @@ def intern_shape(s, shape):
     s.dims[top : top + r] = shape
     s.starts[n + 1] = top + r
     s.items[n] = items_of(shape)
-    h[NSHAPES] = n + 1
-    h[GEN] += 1
+    h[H.NSHAPES] = n + 1
+    h[H.GEN] += 1
     return n
 
 
@@ -239,23 +229,23 @@ def set_es(s, shape):
     """Set the array's element shape to ``shape`` (an int64 array, copied)."""
     s.es = shape.copy()
     h = s.hdr
-    h[ES_KNOWN] = 1
-    h[ES_CHANGED] = 1
-    h[GEN] += 1
-    h[FASTSID] = -1  # the fast write path relies on the element shape it was enabled under
+    h[H.ES_KNOWN] = 1
+    h[H.ES_CHANGED] = 1
+    h[H.GEN] += 1
+    h[H.FASTSID] = -1  # the fast write path relies on the element shape it was enabled under
 
 
 @register_jitable
 def commit_es(s, es, known):
     """Store the element shape ``es`` (known: its rank is known) when it differs from the array's."""
-    if known and (not s.hdr[ES_KNOWN] or not same_shape(es, s.es)):
+    if known and (not s.hdr[H.ES_KNOWN] or not same_shape(es, s.es)):
         set_es(s, es)
 
 
 @register_jitable
 def merge_es(s, attr, attr_known):
     """TF's ``element_shape_.MergeWith(attr)`` (NT-merge-rank, NT-merge-shape); return ``(status, merged, known)``."""
-    known = s.hdr[ES_KNOWN] != 0
+    known = s.hdr[H.ES_KNOWN] != 0
     if not attr_known:
         return 0, s.es.copy(), known
     if not known:

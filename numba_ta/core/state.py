@@ -10,22 +10,23 @@ element rank) with these fields (:data:`FIELDS`):
     shape id, data offset), laid out as :mod:`numba_ta.core.memory` describes.
     ``data`` holds the items' bytes (``Storage.data`` is a view of it as the
     array's dtype): offsets, sizes and the layout's width count items,
-    ``hdr[ITEMSIZE]`` bytes each.  So the state machine is compiled once, not
+    ``hdr[H.ITEMSIZE]`` bytes each.  So the state machine is compiled once, not
     once per dtype; only a gradient sum looks at the items' type
-    (:mod:`numba_ta.core.sums`, by ``hdr[DTYPE]``).
+    (:mod:`numba_ta.core.sums`, by ``hdr[H.DTYPE]``).
 ``hdr``
     The scalars (size, capacity, layout, flags, dtype...), one int64 array
-    indexed by the slot constants below (:func:`header` makes one).
+    indexed by the slots of :mod:`numba_ta.core.header` (``hdr[H.SIZE]``;
+    :func:`numba_ta.core.header.new` makes one).
 ``dims``, ``starts``, ``items``
     The interned element shapes, of any rank: shape ``sid`` is
     ``dims[starts[sid]:starts[sid + 1]]`` and holds ``items[sid]`` items
-    (``hdr[NSHAPES]`` of them; the arrays have spare room).
+    (``hdr[H.NSHAPES]`` of them; the arrays have spare room).
 ``es``
     The array's element shape (TF's ``element_shape_``): its dimensions, -1 for
-    an unknown one, when ``hdr[ES_KNOWN]``; its rank is unknown otherwise.
+    an unknown one, when ``hdr[H.ES_KNOWN]``; its rank is unknown otherwise.
 ``ces``
     The class's element shape (``TensorArray.element_shape``), when
-    ``hdr[CLASS_KNOWN]``: what the class's ops check and merge.
+    ``hdr[H.CLASS_KNOWN]``: what the class's ops check and merge.
 ``name``
     The array's name (for the messages).
 ``err``
@@ -37,7 +38,7 @@ An element's state is a byte of bits: ``WRITTEN`` written, ``READ`` read, ``CLEA
 ``HELD_DATA`` (:mod:`numba_ta.tensor_list.listengine`).  Nothing in the layout depends
 on the element rank, so one struct holds any array, elements of several ranks
 included.  Changes that replace a field (growth, an interned shape, a new
-element shape) bump ``hdr[GEN]``: the Python layer's numpy views follow it.
+element shape) bump ``hdr[H.GEN]``: the Python layer's numpy views follow it.
 
 Also here: the dtype table (:data:`DTYPES`), the borrowed-pointer intrinsics the
 compiled code moves bytes with, and allocation (large buffers advised to huge
@@ -59,22 +60,7 @@ from numba.experimental import structref
 from numba_ta.core import kernels
 from numba_ta.tf.dtypes import tf_name
 
-# hdr: the array's scalars
-SIZE, CAP, USED, WIDTH, LAYOUT, DYN, CAR, IDENT, ISGRAD, CLOSED, DISALLOWED = range(11)
-NSHAPES = 11  # interned shapes
-GEN = 12  # bumped when a field is replaced (growth, an interned shape, a new element shape)
-CLASS_KNOWN, INFER = 13, 14  # the class's element shape (ces) is known; the class infers shapes
-FASTSID = 15  # the write fast path: shape id of the last dense write (-1: none since entering)
-ES_KNOWN, ES_CHANGED = 16, 17  # the array's element shape has a known rank; an op changed it
-MARKED = 18  # the marked size (a split's element count; a gradient array's concat uses its forward's)
-CES_CHANGED = 19  # an op changed the class's element shape
-ITEMSIZE = 20  # bytes per item of the array's dtype (data holds the items' bytes)
-DTYPE = 21  # the array's dtype, as its position in DTYPES (float16 sums convert: Numba has no float16)
-SLACK, FACTOR = 22, 23  # the memory policy (see _dense_rows), set when the array is made
-PARMIN = 24  # items a bulk copy must move to run in parallel (numba_ta.set_parallel_threshold; set by callers)
-NHDR = 25
-
-# The dtypes an array can have; ``hdr[DTYPE]`` is a position in this tuple.  ``data`` holds the
+# The dtypes an array can have; ``hdr[H.DTYPE]`` is a position in this tuple.  ``data`` holds the
 # elements' bytes whatever the dtype, so the struct has one Numba type and the state machine
 # compiles once for all dtypes; only a gradient sum looks at the items' type (``add_items``).
 DTYPES = tuple(
@@ -93,7 +79,7 @@ SUM_BATCH = 256  # elements from which a scatter's or split's sums take one kern
 WRITTEN, READ, CLEARED, DATA, HELD_DATA = 1, 2, 4, 8, 16
 STORED = WRITTEN | DATA  # an element written that holds its data (read or not)
 NOT_DATA = 0xFF ^ DATA  # clears the data bit of a uint8 state (~DATA is negative: numpy refuses it for uint8)
-NO_BUFFER, DENSE, RAGGED = 0, 1, 2  # hdr[LAYOUT]: no buffer yet, dense rows, ragged runs
+NO_BUFFER, DENSE, RAGGED = 0, 1, 2  # hdr[H.LAYOUT]: no buffer yet, dense rows, ragged runs
 INT64_MAX = 2**63 - 1
 U16, U32, U64 = np.zeros(0, np.uint16), np.zeros(0, np.uint32), np.zeros(0, np.uint64)  # item types for cast_ptr
 NO_I64 = np.zeros(0, np.int64)
@@ -160,20 +146,8 @@ def state_type():
 
 
 def dtype_code(dtype):
-    """Return ``hdr[DTYPE]`` for arrays of ``dtype`` (its position in :data:`DTYPES`)."""
+    """Return ``hdr[H.DTYPE]`` for arrays of ``dtype`` (its position in :data:`DTYPES`)."""
     return DTYPES.index(np.dtype(dtype))
-
-
-def header(dtype, slack=64 << 20, factor=2, parmin=1 << 22):
-    """Return a new ``hdr`` for an array of ``dtype``: zeros, with its dtype, item size and policies set."""
-    dt = np.dtype(dtype)
-    h = np.zeros(NHDR, np.int64)
-    h[ITEMSIZE] = dt.itemsize
-    h[DTYPE] = dtype_code(dt)
-    h[SLACK] = slack
-    h[FACTOR] = factor
-    h[PARMIN] = parmin
-    return h
 
 
 # --------------------------------------------------------------------------- borrowed pointers

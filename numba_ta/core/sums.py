@@ -2,7 +2,7 @@
 
 A gradient array sums the values written to one element more than once (TF's
 ``TensorArrayGradV3`` semantics).  The struct's ``data`` holds bytes, so a sum
-dispatches on ``hdr[DTYPE]`` (:func:`add_items`); Numba has no float16, so its items
+dispatches on ``hdr[H.DTYPE]`` (:func:`add_items`); Numba has no float16, so its items
 are converted to float32, summed and rounded back to nearest, ties to even, as
 numpy's float16 additions do.
 """

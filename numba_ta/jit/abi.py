@@ -113,12 +113,12 @@ def _abi_key() -> str:
     h.update(repr(ENTERING).encode())
     for op, (name, args, ret) in sorted(ENTRIES.items()):
         h.update(repr((op, name, [str(a) for a in args], str(ret))).encode())
-    from numba_ta.core import memory, shapes, state, status, sums
+    from numba_ta.core import header, memory, shapes, state, status, sums
     from numba_ta.tensor_array import engine
     from numba_ta.tensor_list import listengine
 
     names: dict[str, int] = {}
-    for module in (state, status, shapes, memory, sums, engine, listengine, entries):
+    for module in (header, state, status, shapes, memory, sums, engine, listengine, entries):
         names.update((k, v) for k, v in vars(module).items() if k.isupper() and type(v) is int)
     consts = sorted(names.items())
     h.update(repr(consts).encode())

@@ -22,37 +22,17 @@ import numpy as np
 from numba import objmode
 from numba.core.extending import register_jitable
 
+from numba_ta.core import header as H
 from numba_ta.core import kernels
 from numba_ta.core.shapes import compatible, same_shape
 from numba_ta.core.state import (
-    CAP,
-    CAR,
-    CES_CHANGED,
-    CLASS_KNOWN,
     CLEARED,
-    CLOSED,
     DENSE,
-    DTYPE,
-    DYN,
     ERR_WORDS,
-    ES_KNOWN,
-    FACTOR,
-    FASTSID,
-    GEN,
-    IDENT,
-    INFER,
-    ITEMSIZE,
-    LAYOUT,
-    MARKED,
-    NHDR,
     NO_BUFFER,
     NOT_DATA,
-    PARMIN,
     READ,
-    SIZE,
-    SLACK,
     STORED,
-    WIDTH,
     StateProxy,
     advise_huge,
     move_bytes,
@@ -105,7 +85,7 @@ def _dims_str(a, n, python):  # pragma: no cover - users' compiled code
 @register_jitable
 def _class_check(s, shape):  # pragma: no cover - users' compiled code
     """Check the class's element shape (``_check_element_shape``): ValueError as TF's Python layer raises it."""
-    if not s.hdr[CLASS_KNOWN]:
+    if not s.hdr[H.CLASS_KNOWN]:
         return
     ces = s.ces
     if not compatible(ces, shape):
@@ -120,13 +100,13 @@ def _class_check(s, shape):  # pragma: no cover - users' compiled code
 def _class_merge(s, shape):  # pragma: no cover - users' compiled code
     """Merge the written shape into the class's element shape (``infer_shape``; an unknown one becomes it)."""
     h = s.hdr
-    if not h[INFER]:
+    if not h[H.INFER]:
         return
-    if not h[CLASS_KNOWN] or not same_shape(s.ces, shape):
+    if not h[H.CLASS_KNOWN] or not same_shape(s.ces, shape):
         s.ces = shape.copy()  # after _class_check: the merge of a compatible shape into a concrete one is it
-        h[CLASS_KNOWN] = 1
-        h[CES_CHANGED] = 1
-        h[GEN] += 1
+        h[H.CLASS_KNOWN] = 1
+        h[H.CES_CHANGED] = 1
+        h[H.GEN] += 1
 
 
 @register_jitable
@@ -145,21 +125,21 @@ def _dense_stack(s, want):  # pragma: no cover - users' compiled code
     the op is one copy of the rows and the read marks.  ``ok`` False: nothing done.
     """
     h = s.hdr
-    n = h[SIZE]
+    n = h[H.SIZE]
     state = s.state
     none = s.data[:0]
-    if h[CLOSED] or n == 0 or n > state.size or h[LAYOUT] != DENSE:
+    if h[H.CLOSED] or n == 0 or n > state.size or h[H.LAYOUT] != DENSE:
         return False, none, no_dims()
     sid = s.shape_id
     off = s.offsets
     s0 = sid[0]
-    w = h[WIDTH]
+    w = h[H.WIDTH]
     a = s.starts[s0]
     ok = s.starts[s0 + 1] - a == want and w > 0 and s.items[s0] == w
     dims = s.dims
-    if ok and h[CLASS_KNOWN]:
+    if ok and h[H.CLASS_KNOWN]:
         es, ces = s.es, s.ces
-        ok = h[ES_KNOWN] != 0 and es.size == want and ces.size == want
+        ok = h[H.ES_KNOWN] != 0 and es.size == want and ces.size == want
         if ok:
             for k in range(want):
                 c = ces[k]
@@ -175,10 +155,10 @@ def _dense_stack(s, want):  # pragma: no cover - users' compiled code
     shape = np.empty(want + 1, np.int64)
     shape[0] = n
     shape[1:] = dims[a : a + want]
-    nbytes = n * w * h[ITEMSIZE]
+    nbytes = n * w * h[H.ITEMSIZE]
     out = advise_huge(np.empty(nbytes, np.uint8))
     move_bytes(out, 0, s.data, 0, nbytes)
-    if h[CAR]:
+    if h[H.CAR]:
         for i in range(n):
             state[i] = (state[i] | READ | CLEARED) & NOT_DATA
     else:
@@ -211,7 +191,7 @@ def jit_read(s, index, want):  # pragma: no cover - users' compiled code
 def jit_gather(s, idx, idx_shape, want):  # pragma: no cover - users' compiled code
     """``TensorArray.gather`` in compiled code (``idx`` flat, ``idx_shape`` its shape): ``(bytes, shape)``; raises."""
     _check_vector(idx_shape, _MSG_G2)
-    status, flat, shape = gather(s, idx, s.ces, s.hdr[CLASS_KNOWN] != 0, want)
+    status, flat, shape = gather(s, idx, s.ces, s.hdr[H.CLASS_KNOWN] != 0, want)
     if status:
         raise_status(s, status)
     return flat, shape
@@ -224,9 +204,9 @@ def jit_stack(s, want):  # pragma: no cover - users' compiled code
     if ok:
         return flat, shape
     h = s.hdr
-    if h[CLOSED]:
+    if h[H.CLOSED]:
         raise InvalidArgumentError(_MSG_T1.replace("{name}", s.name))
-    status, flat, shape = gather(s, np.arange(h[SIZE]), s.ces, h[CLASS_KNOWN] != 0, want)
+    status, flat, shape = gather(s, np.arange(h[H.SIZE]), s.ces, h[H.CLASS_KNOWN] != 0, want)
     if status:
         raise_status(s, status)
     return flat, shape
@@ -248,7 +228,7 @@ def jit_scatter(s, idx, idx_shape, flat, rows, row, numeric):  # pragma: no cove
 def jit_concat(s, want):  # pragma: no cover - users' compiled code
     """``TensorArray.concat`` in compiled code: ``(bytes, shape)``; raises."""
     # the class passes element_shape[1:] as the op's element_shape_except0 (known when the rank is >= 1)
-    known = s.hdr[CLASS_KNOWN] != 0 and s.ces.size > 0
+    known = s.hdr[H.CLASS_KNOWN] != 0 and s.ces.size > 0
     attr = s.ces[1:] if known else s.ces[:0]
     status, flat, shape, _ = concat(s, attr, known, want)
     if status:
@@ -324,23 +304,23 @@ def jit_new(n, dyn, car, infer, es, nones, itemsize, code, slack, factor, parmin
     if n < 0:
         raise InvalidArgumentError(_MSG_SIZE_NEGATIVE)
     uname = _unique_name(base)
-    h = np.zeros(NHDR, np.int64)
-    h[SIZE] = n
-    h[CAP] = n
-    h[LAYOUT] = NO_BUFFER
-    h[DYN] = dyn
-    h[CAR] = car
-    h[IDENT] = infer  # the class creates its arrays with identical_element_shapes=infer_shape
-    h[CLASS_KNOWN] = 1
-    h[INFER] = infer
-    h[FASTSID] = -1
-    h[ES_KNOWN] = 1
-    h[MARKED] = -1
-    h[ITEMSIZE] = itemsize
-    h[DTYPE] = code
-    h[SLACK] = slack
-    h[FACTOR] = factor
-    h[PARMIN] = parmin
+    h = np.zeros(H.NHDR, np.int64)
+    h[H.SIZE] = n
+    h[H.CAP] = n
+    h[H.LAYOUT] = NO_BUFFER
+    h[H.DYN] = dyn
+    h[H.CAR] = car
+    h[H.IDENT] = infer  # the class creates its arrays with identical_element_shapes=infer_shape
+    h[H.CLASS_KNOWN] = 1
+    h[H.INFER] = infer
+    h[H.FASTSID] = -1
+    h[H.ES_KNOWN] = 1
+    h[H.MARKED] = -1
+    h[H.ITEMSIZE] = itemsize
+    h[H.DTYPE] = code
+    h[H.SLACK] = slack
+    h[H.FACTOR] = factor
+    h[H.PARMIN] = parmin
     return StateProxy(np.empty(0, np.uint8), np.zeros(n, np.uint8), np.zeros(n, np.int32), np.zeros(n, np.int64), h,
                       np.zeros(0, np.int64), np.zeros(1, np.int64), np.zeros(0, np.int64), es, es.copy(), uname,
                       np.zeros(ERR_WORDS, np.int64))  # fmt: skip

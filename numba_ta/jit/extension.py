@@ -73,24 +73,13 @@ from numba.np.numpy_support import as_dtype, from_dtype
 from numba.np.unsafe.ndarray import to_fixed_tuple
 
 from numba_ta.core import config as _config
+from numba_ta.core import header as H
 from numba_ta.core.shapes import shape_array
 from numba_ta.core.state import (
-    CAP,
-    CAR,
-    CES_CHANGED,
-    CLASS_KNOWN,
     CLEARED,
-    CLOSED,
-    DYN,
-    ES_KNOWN,
-    FASTSID,
-    INFER,
     NOT_DATA,
-    PARMIN,
     READ,
-    SIZE,
     STORED,
-    WIDTH,
     StateProxy,
     StateType,
     advise_huge,
@@ -309,13 +298,14 @@ def _enter_meminfo(ta):
         h = storage.hdr
         cell = ta._element_shape[0]._dims
         if cell is None:
-            h[CLASS_KNOWN] = 0
+            h[H.CLASS_KNOWN] = 0
         else:
             if cell != call.cell:
                 set_ces(storage._s, np.array([-1 if d is None else d for d in cell], dtype=np.int64))
                 call.cell = cell
-            h[CLASS_KNOWN] = 1
-        h[INFER], h[FASTSID], h[CES_CHANGED], h[PARMIN] = bool(ta._infer_shape), -1, 0, _config.PARALLEL_MIN_ELEMENTS
+            h[H.CLASS_KNOWN] = 1
+        h[H.INFER], h[H.FASTSID], h[H.CES_CHANGED] = bool(ta._infer_shape), -1, 0
+        h[H.PARMIN] = _config.PARALLEL_MIN_ELEMENTS
         call.owner = me
         ref = call.ta
         if ref is None or ref() is not ta:
@@ -336,19 +326,19 @@ _arrays_of = fields_of  # the struct's fields (a module name: _sync looks it up 
 
 
 def _sync(storage, ta):
-    """Take over a change of the class's element shape made in compiled code (``hdr[CES_CHANGED]``).
+    """Take over a change of the class's element shape made in compiled code (``hdr[H.CES_CHANGED]``).
 
     Computed first, committed by one statement, which no signal can split: an exception
     before it leaves everything as it was, and the sync can simply run again.
     """
     h = storage.hdr
-    if not h[CES_CHANGED]:
+    if not h[H.CES_CHANGED]:
         return
     ces = _arrays_of(storage._s)[9]
-    cell = tuple(None if d < 0 else d for d in ces.tolist()) if h[CLASS_KNOWN] else None
+    cell = tuple(None if d < 0 else d for d in ces.tolist()) if h[H.CLASS_KNOWN] else None
     cells = ta._element_shape
     shape = cells[0] if cells[0]._dims == cell else TensorShape(cell)
-    cells[0], storage._jit.cell, h[CES_CHANGED] = shape, cell, 0
+    cells[0], storage._jit.cell, h[H.CES_CHANGED] = shape, cell, 0
 
 
 def _leave(ta):
@@ -396,7 +386,7 @@ def _adopt(meminfo, typ):
     proxy = StateProxy._numba_box_(state_type(), meminfo)
     storage = _storage.Storage.from_struct(proxy, dtype)
     h = storage.hdr
-    ta = TensorArray(dtype, handle=_registry.register(storage), flow=0.0, infer_shape=bool(h[INFER]))
+    ta = TensorArray(dtype, handle=_registry.register(storage), flow=0.0, infer_shape=bool(h[H.INFER]))
     ces = fields_of(proxy)[9]
     cell = tuple(None if d < 0 else d for d in ces.tolist())
     ta._element_shape[0] = TensorShape(cell)
@@ -405,7 +395,7 @@ def _adopt(meminfo, typ):
     call.ta = weakref.ref(ta)
     with _registry._lock:
         _ARRAYS[meminfo.data] = storage
-    h[CES_CHANGED] = 0
+    h[H.CES_CHANGED] = 0
     return ta
 
 
@@ -482,7 +472,7 @@ def _shape_at(s, sid, ndim):
 def _fast_write(s, index, value, ndim):
     """Write ``value`` at ``index`` if it takes the fast path; return False (nothing done) if it does not.
 
-    The fast path: a dense row of the last shape written (``hdr[FASTSID]``, set by
+    The fast path: a dense row of the last shape written (``hdr[H.FASTSID]``, set by
     a write that passed every check under the current element shape; a change of
     the element shape clears it) into an unwritten slot within the buffer, with
     the class's element shape already equal to the row's.  Then none of TF's
@@ -490,14 +480,14 @@ def _fast_write(s, index, value, ndim):
     pointers (no reference counting).
     """
     h, _ = borrow(s, "hdr")
-    sid = h[FASTSID]
-    if sid < 0 or index < 0 or h[CLOSED]:
+    sid = h[H.FASTSID]
+    if sid < 0 or index < 0 or h[H.CLOSED]:
         return False
-    w = h[WIDTH]
+    w = h[H.WIDTH]
     if value.size != w or not value.flags.c_contiguous:
         return False
     state, nst = borrow(s, "state")
-    if index >= nst or index >= h[CAP] or state[index] != 0 or (index >= h[SIZE] and not h[DYN]):
+    if index >= nst or index >= h[H.CAP] or state[index] != 0 or (index >= h[H.SIZE] and not h[H.DYN]):
         return False
     bp, nb = borrow(s, "data")
     dp = cast_ptr(bp, value)
@@ -509,14 +499,14 @@ def _fast_write(s, index, value, ndim):
         return False
     sp, _ = borrow(s, "dims")
     cp, nc = borrow(s, "ces")
-    known = h[CLASS_KNOWN]
-    if (not known and h[INFER]) or (known and nc != ndim):
+    known = h[H.CLASS_KNOWN]
+    if (not known and h[H.INFER]) or (known and nc != ndim):
         return False
     for k in range(ndim):
         d = value.shape[k]
         if sp[a + k] != d:
             return False
-        if known and cp[k] != d and (cp[k] >= 0 or h[INFER]):
+        if known and cp[k] != d and (cp[k] >= 0 or h[H.INFER]):
             return False
     vp = data_ptr(value)
     for k in range(w):
@@ -526,8 +516,8 @@ def _fast_write(s, index, value, ndim):
     op[index] = o
     ip[index] = sid
     state[index] = STORED
-    if index >= h[SIZE]:
-        h[SIZE] = index + 1
+    if index >= h[H.SIZE]:
+        h[H.SIZE] = index + 1
     return True
 
 
@@ -584,7 +574,7 @@ def _fast_read(s, index, ndim, zshape, dt):
     """
     h, _ = borrow(s, "hdr")
     state, nst = borrow(s, "state")
-    if h[CLOSED] or index < 0 or index >= h[SIZE] or index >= nst:
+    if h[H.CLOSED] or index < 0 or index >= h[H.SIZE] or index >= nst:
         return False, np.empty(zshape, dt)
     bits = state[index]
     if bits & (STORED | CLEARED) != STORED:
@@ -603,7 +593,7 @@ def _fast_read(s, index, ndim, zshape, dt):
     o = op[index]
     for k in range(out.size):
         outp[k] = dp[o + k]
-    state[index] = (bits | READ | CLEARED) & NOT_DATA if h[CAR] else bits | READ
+    state[index] = (bits | READ | CLEARED) & NOT_DATA if h[H.CAR] else bits | READ
     return True, out
 
 
@@ -626,9 +616,9 @@ def _ol_read(ta, index):
 @_on_init(overload_method, TensorArrayType, "size")
 def _ol_size(ta):
     def impl(ta):
-        if ta.hdr[CLOSED]:
+        if ta.hdr[H.CLOSED]:
             _abi.call("closed", (ta,))  # raises TF's error
-        return np.int32(ta.hdr[SIZE])  # TF's size is an int32 scalar
+        return np.int32(ta.hdr[H.SIZE])  # TF's size is an int32 scalar
 
     return impl
 
@@ -639,9 +629,9 @@ def _ol_element_shape(ta):
 
     def impl(ta):
         out = np.full(ndim, -1, np.int64)  # -1: an unknown dimension (or rank)
-        if ta.hdr[CLASS_KNOWN]:
+        if ta.hdr[H.CLASS_KNOWN]:
             src = ta.ces
-        elif ta.hdr[ES_KNOWN]:
+        elif ta.hdr[H.ES_KNOWN]:
             src = ta.es
         else:
             src = out

@@ -22,6 +22,7 @@ import numpy as np
 from numba import objmode
 from numba.core.extending import register_jitable
 
+from numba_ta.core import header as H
 from numba_ta.core import kernels
 from numba_ta.core.memory import alloc_element, new_meta, reserve
 from numba_ta.core.shapes import (
@@ -45,40 +46,21 @@ from numba_ta.core.shapes import (
     shape_at,
 )
 from numba_ta.core.state import (
-    CAP,
-    CAR,
     CLEARED,
-    CLOSED,
     DATA,
     DENSE,
-    DISALLOWED,
-    DTYPE,
     DTYPES,
-    DYN,
-    ES_KNOWN,
     F16_CODE,
-    FASTSID,
-    GEN,
-    IDENT,
     INT64_MAX,
-    ISGRAD,
-    ITEMSIZE,
-    LAYOUT,
-    MARKED,
     NO_BUFFER,
     NO_I64,
     NOT_DATA,
-    NSHAPES,
-    PARMIN,
     READ,
-    SIZE,
     STORED,
     SUM_BATCH,
     U16,
     U32,
     U64,
-    USED,
-    WIDTH,
     WRITTEN,
     advise_huge,
     borrow,
@@ -130,33 +112,33 @@ def write(s, index, flat, shape, numeric):
     ``flat`` is the value's items (1-d, C order) and ``shape`` its shape.
     """
     h = s.hdr
-    if h[CLOSED]:
+    if h[H.CLOSED]:
         return fail_i(s, T1)
-    n = h[SIZE]
-    if index < 0 or (index >= n and not h[DYN]):
+    n = h[H.SIZE]
+    if index < 0 or (index >= n and not h[H.DYN]):
         return fail_i(s, T2, index, n)
     r = shape.size
     if not es_compatible(s, shape):
-        return fail_s(s, T4, index, shape, r, s.es, s.es.size if h[ES_KNOWN] else -1)
+        return fail_s(s, T4, index, shape, r, s.es, s.es.size if h[H.ES_KNOWN] else -1)
     bits = s.state[index] if index < n else 0
     add = False
     if bits:
         if bits & READ:
             return fail_i(s, T5, index)
-        if not h[ISGRAD]:
+        if not h[H.ISGRAD]:
             return fail_i(s, T6, index)
         old = shape_at(s, s.shape_id[index])
         if not same_shape(old, shape):
             return fail_s(s, T7, index, old, old.size, shape, r)
         add = (bits & DATA) != 0 and flat.size > 0
         if add and not numeric:
-            return fail_i(s, T8, h[DTYPE])
-    ident_es = h[IDENT] and not (h[ES_KNOWN] and fully_defined(s.es))
-    isz = h[ITEMSIZE]
+            return fail_i(s, T8, h[H.DTYPE])
+    ident_es = h[H.IDENT] and not (h[H.ES_KNOWN] and fully_defined(s.es))
+    isz = h[H.ITEMSIZE]
     if add:
         o = s.offsets[index] * isz
-        add_items(s.data[o : o + flat.size], flat, h[DTYPE])
-        h[DISALLOWED] = 1
+        add_items(s.data[o : o + flat.size], flat, h[H.DTYPE])
+        h[H.DISALLOWED] = 1
         if ident_es:
             set_es(s, shape)
         return 0
@@ -176,10 +158,10 @@ def write(s, index, flat, shape, numeric):
     s.shape_id[index] = sid
     s.state[index] = STORED
     if index + 1 > n:
-        h[SIZE] = index + 1
+        h[H.SIZE] = index + 1
     if ident_es:
         set_es(s, shape)
-    h[FASTSID] = sid if h[LAYOUT] == DENSE and items == h[WIDTH] and items else -1
+    h[H.FASTSID] = sid if h[H.LAYOUT] == DENSE and items == h[H.WIDTH] and items else -1
     return 0
 
 
@@ -191,16 +173,16 @@ def read(s, index, want):
     """
     h = s.hdr
     none = s.data[:0]
-    if h[CLOSED]:
+    if h[H.CLOSED]:
         return fail_i(s, T1), none, no_dims()
-    n = h[SIZE]
-    if index < 0 or (index >= n and not h[ISGRAD]):
+    n = h[H.SIZE]
+    if index < 0 or (index >= n and not h[H.ISGRAD]):
         return fail_i(s, T9, index, n), none, no_dims()
     bits = s.state[index] if index < n else 0
-    new = WRITTEN | READ | CLEARED if h[CAR] else WRITTEN | READ
+    new = WRITTEN | READ | CLEARED if h[H.CAR] else WRITTEN | READ
     if not bits & WRITTEN:
-        if not h[ES_KNOWN] or not fully_defined(s.es):
-            return fail_s(s, T10, index, s.es, s.es.size if h[ES_KNOWN] else -1, NO_I64, 0), none, no_dims()
+        if not h[H.ES_KNOWN] or not fully_defined(s.es):
+            return fail_s(s, T10, index, s.es, s.es.size if h[H.ES_KNOWN] else -1, NO_I64, 0), none, no_dims()
         shape = s.es.copy()
         status = check_rank(s, index, shape.size, want)
         if status:
@@ -220,7 +202,7 @@ def read(s, index, want):
             state[i] = WRITTEN
             shape_id[i] = sid
         state[index] = new
-        h[SIZE] = index + 1
+        h[H.SIZE] = index + 1
         return 0, out, shape
     if bits & CLEARED:
         return fail_i(s, T11, index), none, no_dims()
@@ -231,7 +213,7 @@ def read(s, index, want):
     if status:
         return status, none, no_dims()
     if bits & DATA and items:
-        isz = h[ITEMSIZE]
+        isz = h[H.ITEMSIZE]
         o = s.offsets[index] * isz
         out = advise_huge(np.empty(items * isz, np.uint8))
         move_bytes(out, 0, s.data, o, items * isz)
@@ -239,7 +221,7 @@ def read(s, index, want):
         status, out = new_items(s, items, True, shape)
         if status:
             return status, none, no_dims()
-    s.state[index] = (bits | READ | CLEARED) & NOT_DATA if h[CAR] else bits | READ
+    s.state[index] = (bits | READ | CLEARED) & NOT_DATA if h[H.CAR] else bits | READ
     return 0, out, shape
 
 
@@ -272,18 +254,18 @@ def check_reads(s, idx, zsid, es, es_known):
     ``es`` is the element shape the op reads unwritten elements with (``es_known``: its rank is known).
     """
     h = s.hdr
-    n = h[SIZE]
-    if h[CAR]:
+    n = h[H.SIZE]
+    if h[H.CAR]:
         keys, seen = _repeat_keys(idx)
     else:
         keys, seen = idx, np.zeros(0, np.uint8)
     sids = np.empty(idx.size, np.int64)
-    pos, code = kernels.check_reads(idx, s.state, s.shape_id, n, h[ISGRAD], h[CAR], zsid, keys, seen, sids)
+    pos, code = kernels.check_reads(idx, s.state, s.shape_id, n, h[H.ISGRAD], h[H.CAR], zsid, keys, seen, sids)
     if code:
         i = idx[pos]
         if code == 1:
             size = n
-            if h[ISGRAD] and pos:
+            if h[H.ISGRAD] and pos:
                 size = max(n, idx[:pos].max() + 1)
             return fail_i(s, T9, i, size), sids
         if code == 2:
@@ -295,7 +277,7 @@ def check_reads(s, idx, zsid, es, es_known):
 @register_jitable
 def _plan_zeros(s, es, known):
     """``(status, zsid, items)``: the shape id an unwritten element reads as (-1: undefined), the items to plan with."""
-    items = s.items[: s.hdr[NSHAPES]]
+    items = s.items[: s.hdr[H.NSHAPES]]
     if known and fully_defined(es):
         return plan_shape(s, es, items)
     return 0, -1, items
@@ -304,7 +286,7 @@ def _plan_zeros(s, es, known):
 @register_jitable
 def _sid_shape(s, sid, es):
     """Return the shape of ``sid``: an interned one, or the element shape ``es`` (planned: interned at the commit)."""
-    if sid >= s.hdr[NSHAPES]:
+    if sid >= s.hdr[H.NSHAPES]:
         return es
     return shape_at(s, sid)
 
@@ -345,7 +327,7 @@ def _read_par(s, src, sids, items, width, out, isz):
     process that loads it, and a process that started the GNU OpenMP layer cannot run
     parallel code in its forked children (Numba terminates them).  Called as a dispatcher of
     its own, a parallel kernel starts the layer when it first runs, as Numba's own parallel
-    functions do.  The call costs microseconds; it is made only above ``hdr[PARMIN]`` items.
+    functions do.  The call costs microseconds; it is made only above ``hdr[H.PARMIN]`` items.
     """
     m = src.size
     so = np.empty(m, np.int64)
@@ -378,11 +360,11 @@ def _read_many(s, idx, sids, items, zsid, es, out, width, inplace=False):
         return status
     src = np.empty(m, np.int64)
     new_state = np.empty(m, np.uint8)
-    _, bad = kernels.plan_reads(idx, s.state, s.offsets, sids, items, h[CAR], nitems(s), src, new_state)
+    _, bad = kernels.plan_reads(idx, s.state, s.offsets, sids, items, h[H.CAR], nitems(s), src, new_state)
     if bad >= 0:
         return fail_i(s, CORRUPT, idx[bad])
-    isz = h[ITEMSIZE]
-    if not inplace and m > 1 and out.size // isz >= h[PARMIN]:
+    isz = h[H.ITEMSIZE]
+    if not inplace and m > 1 and out.size // isz >= h[H.PARMIN]:
         _read_par(s, src, sids, items, width, out, isz)
         m = 0  # copied
     fp = data_ptr(out)
@@ -402,15 +384,15 @@ def _read_many(s, idx, sids, items, zsid, es, out, width, inplace=False):
             _copy_items(fp, b, dp, o, w, isz)
         b += w
     # the commit
-    if zsid >= h[NSHAPES]:
+    if zsid >= h[H.NSHAPES]:
         intern_shape(s, es)
-    n = h[SIZE]
+    n = h[H.SIZE]
     if top > n:
         state, shape_id = s.state, s.shape_id
         for i in range(n, top):
             state[i] = WRITTEN
             shape_id[i] = zsid
-        h[SIZE] = top
+        h[H.SIZE] = top
     kernels.store_reads(idx, s.state, s.shape_id, new_state, sids)
     return 0
 
@@ -422,7 +404,7 @@ def _result(s, idx, sids, zsid, es, n, shape):
     The error names the element shape when an element read is unwritten: TF makes each
     unwritten element's zeros first, and that is the allocation that fails there.
     """
-    isz = s.hdr[ITEMSIZE]
+    isz = s.hdr[H.ITEMSIZE]
     ok = n >= 0 and n <= INT64_MAX // isz and numpy_fits(shape, isz)
     out = s.data[:0].copy()
     if ok:
@@ -433,12 +415,12 @@ def _result(s, idx, sids, zsid, es, n, shape):
     if not ok:
         if zsid >= 0:
             for k in range(idx.size):
-                if sids[k] == zsid and (idx[k] >= s.hdr[SIZE] or not s.state[idx[k]] & WRITTEN):
+                if sids[k] == zsid and (idx[k] >= s.hdr[H.SIZE] or not s.state[idx[k]] & WRITTEN):
                     status, _ = new_items(s, items_of(es), True, es)  # fails when those zeros do not fit either
                     if status:
                         return status, out
                     break
-        return oom(s, shape, s.hdr[DTYPE]), out
+        return oom(s, shape, s.hdr[H.DTYPE]), out
     return 0, out
 
 
@@ -478,7 +460,7 @@ def gather(s, idx, attr, attr_known, want, view=False):
         shape[1:] = attr
         commit_es(s, es, es_known)
         return 0, np.zeros(0, np.uint8), shape
-    if h[CLOSED]:
+    if h[H.CLOSED]:
         return fail_i(s, T1), none, no_dims()
     status, zsid, items = _plan_zeros(s, es, es_known)
     if not status:
@@ -502,12 +484,12 @@ def gather(s, idx, attr, attr_known, want, view=False):
     shape = np.empty(r + 1, np.int64)
     shape[0] = m
     shape[1:] = shape0
-    if view and h[LAYOUT] == DENSE and w and w == h[WIDTH] and m * w <= nitems(s) and _is_range(idx):
+    if view and h[H.LAYOUT] == DENSE and w and w == h[H.WIDTH] and m * w <= nitems(s) and _is_range(idx):
         status = _read_many(s, idx, sids, items, zsid, es, s.data, w, True)
         if status:
             return status, none, no_dims()
         commit_es(s, es, es_known)
-        return 0, s.data[: m * w * h[ITEMSIZE]], shape
+        return 0, s.data[: m * w * h[H.ITEMSIZE]], shape
     status, out = _result(s, idx, sids, zsid, es, m * w if w <= INT64_MAX // m else -1, shape)
     if not status:
         status = _read_many(s, idx, sids, items, zsid, es, out, w)
@@ -525,14 +507,14 @@ def concat(s, attr, attr_known, want):
     """
     h = s.hdr
     none = s.data[:0]
-    if h[CLOSED]:
+    if h[H.CLOSED]:
         return fail_i(s, T1), none, no_dims(), no_dims()
-    if h[ISGRAD]:
-        n = h[MARKED]
+    if h[H.ISGRAD]:
+        n = h[H.MARKED]
         if n < 0:
             return fail_i(s, CONCAT_UNSPLIT), none, no_dims(), no_dims()
     else:
-        n = h[SIZE]
+        n = h[H.SIZE]
     if n == 0:
         if not attr_known or not fully_defined(attr):
             return fail_s(s, C1, 0, attr, attr.size if attr_known else -1, NO_I64, 0), none, no_dims(), no_dims()
@@ -545,7 +527,7 @@ def concat(s, attr, attr_known, want):
         return 0, np.zeros(0, np.uint8), shape, np.zeros(0, np.int64)
     idx = np.arange(n)
     es = s.es
-    known = h[ES_KNOWN] != 0
+    known = h[H.ES_KNOWN] != 0
     status, zsid, items = _plan_zeros(s, es, known)
     if not status:
         status, sids = check_reads(s, idx, zsid, es, known)
@@ -597,7 +579,7 @@ def _write_error(s, code, index, old, shape):
     if code == 3:
         o = shape_at(s, old)
         return fail_s(s, T7, index, o, o.size, shape, shape.size)
-    return fail_i(s, T8, s.hdr[DTYPE])
+    return fail_i(s, T8, s.hdr[H.DTYPE])
 
 
 @register_jitable
@@ -608,7 +590,7 @@ def _store_many(s, idx, flat, sizes, sids, add, fresh, unique):
     allocation failure (TF's OOM error, its status returned) changes nothing an op
     can see; then the copies (``add``: sums into the element) and the commit, which
     cannot fail.  ``unique``: no index repeats, so every element's copy or sum has
-    items of its own and the work can run on Numba's threads (from ``hdr[PARMIN]``
+    items of its own and the work can run on Numba's threads (from ``hdr[H.PARMIN]``
     items; a float16 sum, which converts each item, stays serial).
     """
     m = idx.size
@@ -637,12 +619,12 @@ def _store_many(s, idx, flat, sizes, sids, add, fresh, unique):
             if status:
                 return status
             offs[k] = at
-            width = s.hdr[WIDTH] if s.hdr[LAYOUT] == DENSE else -1
+            width = s.hdr[H.WIDTH] if s.hdr[H.LAYOUT] == DENSE else -1
             room = nitems(s)
-    code = s.hdr[DTYPE]
-    isz = s.hdr[ITEMSIZE]
+    code = s.hdr[H.DTYPE]
+    isz = s.hdr[H.ITEMSIZE]
     summing = add.any()
-    par = work >= s.hdr[PARMIN]
+    par = work >= s.hdr[H.PARMIN]
     # one kernel call for all elements: on Numba's threads from PARMIN items; serially for the
     # sums of many elements (a sum per element in the loop below costs ~0.1 us of views and checks)
     batch = m > 1 and unique and (par or (summing and m >= SUM_BATCH)) and not (summing and code == F16_CODE)
@@ -700,7 +682,7 @@ def _store_many(s, idx, flat, sizes, sids, add, fresh, unique):
     if run_n:
         move_bytes(data, run_d, flat, run_f, run_n)
     if summing:
-        s.hdr[DISALLOWED] = 1
+        s.hdr[H.DISALLOWED] = 1
     return 0
 
 
@@ -728,14 +710,14 @@ def scatter(s, idx, flat, rows, row, numeric):
     The value has ``rows`` rows of shape ``row`` (int64 array), ``flat`` its items.
     """
     h = s.hdr
-    if h[CLOSED]:
+    if h[H.CLOSED]:
         return fail_i(s, T1)
     m = idx.size
     if m != rows:
         return fail_i(s, S3, m, rows)
-    n = h[SIZE]
+    n = h[H.SIZE]
     max_index = idx.max() if m else -1
-    size2 = max(n, max_index + 1) if h[DYN] else n
+    size2 = max(n, max_index + 1) if h[H.DYN] else n
     if max_index >= size2:
         return fail_i(s, S4, max_index, size2)
     if m == 0:
@@ -748,8 +730,8 @@ def scatter(s, idx, flat, rows, row, numeric):
     if pos_neg == 0:
         return fail_i(s, T2, idx[0], n)
     if not es_compatible(s, row):
-        return fail_s(s, T4, idx[0], row, row.size, s.es, s.es.size if h[ES_KNOWN] else -1)
-    status, sid, items = plan_shape(s, row, s.items[: h[NSHAPES]])
+        return fail_s(s, T4, idx[0], row, row.size, s.es, s.es.size if h[H.ES_KNOWN] else -1)
+    status, sid, items = plan_shape(s, row, s.items[: h[H.NSHAPES]])
     if status:
         return status
     sids = np.full(m, sid, np.int64)
@@ -758,12 +740,12 @@ def scatter(s, idx, flat, rows, row, numeric):
     fresh = np.empty(pos_neg, np.bool_)
     dup = np.empty(pos_neg, np.bool_)
     p, code, old = kernels.check_writes(
-        idx[:pos_neg], s.state, s.shape_id, n, h[ISGRAD], sids[:pos_neg], items, numeric, keys, seen, add, fresh, dup
+        idx[:pos_neg], s.state, s.shape_id, n, h[H.ISGRAD], sids[:pos_neg], items, numeric, keys, seen, add, fresh, dup
     )
     if code:
         return _write_error(s, code, idx[p], old, row)
     if pos_neg < m:
-        size_then = max(n, idx[:pos_neg].max() + 1) if h[DYN] else n
+        size_then = max(n, idx[:pos_neg].max() + 1) if h[H.DYN] else n
         return fail_i(s, T2, idx[pos_neg], size_then)
     # no check can fail any more: room (which can), then the data work and the commit
     status = reserve(s, max_index + 1)
@@ -772,8 +754,8 @@ def scatter(s, idx, flat, rows, row, numeric):
     if status:
         return status
     intern_shape(s, row)
-    h[SIZE] = size2
-    if h[IDENT] and not (h[ES_KNOWN] and fully_defined(s.es)):
+    h[H.SIZE] = size2
+    if h[H.IDENT] and not (h[H.ES_KNOWN] and fully_defined(s.es)):
         set_es(s, row)
     return 0
 
@@ -786,14 +768,14 @@ def split(s, flat, lens, vshape, numeric, k7):
     ``k7``: the op has a dtype error (the K7 status, after P5; the caller has its text).
     """
     h = s.hdr
-    if h[CLOSED]:
+    if h[H.CLOSED]:
         return fail_i(s, T1)
     n_new = lens.size
     for k in range(n_new):
         if lens[k] < 0:
             return fail_i(s, SPLIT_NEGATIVE, k, lens[k])
-    size = h[SIZE]
-    size2 = n_new if (h[DYN] and size < n_new) else size
+    size = h[H.SIZE]
+    size2 = n_new if (h[H.DYN] and size < n_new) else size
     if size2 != n_new:
         return fail_i(s, P5, size, n_new)
     if k7:
@@ -812,7 +794,7 @@ def split(s, flat, lens, vshape, numeric, k7):
             shape_k[0] = lens[kmax]
             return fail(s, SPLIT_INT64, kmax, lens[kmax], 0, shape_k, r, NO_I64, 0)
     es = s.es
-    es_known = h[ES_KNOWN] != 0
+    es_known = h[H.ES_KNOWN] != 0
     es2 = es.copy()
     shape_k = vshape.copy()
     sids = np.empty(n_new, np.int64)
@@ -824,7 +806,7 @@ def split(s, flat, lens, vshape, numeric, k7):
         shape_k[0] = lens[0]
         if not es_compatible(s, shape_k):
             return fail_s(s, T4, 0, shape_k, r, es, es.size if es_known else -1)
-        if h[IDENT] and not (es_known and fully_defined(es)):
+        if h[H.IDENT] and not (es_known and fully_defined(es)):
             es2 = shape_k.copy()
             es_known = True
         k_bad = n_new
@@ -841,7 +823,7 @@ def split(s, flat, lens, vshape, numeric, k7):
                         k_bad = k
                         break
         # plan the pieces' shape ids: new lengths get the ids they will have once interned
-        items = s.items[: h[NSHAPES]]
+        items = s.items[: h[H.NSHAPES]]
         planned = np.empty(n_new, np.int64)  # the new lengths, in order of first appearance
         for k in range(n_new):
             shape_k[0] = lens[k]
@@ -849,11 +831,11 @@ def split(s, flat, lens, vshape, numeric, k7):
             if sid < 0:
                 for j in range(n_planned):
                     if planned[j] == lens[k]:
-                        sid = h[NSHAPES] + j
+                        sid = h[H.NSHAPES] + j
                         break
                 if sid < 0:
                     planned[n_planned] = lens[k]
-                    sid = h[NSHAPES] + n_planned
+                    sid = h[H.NSHAPES] + n_planned
                     n_planned += 1
             sids[k] = sid
         if n_planned:
@@ -865,7 +847,7 @@ def split(s, flat, lens, vshape, numeric, k7):
         keys, seen = _repeat_keys(idx)
         dup = np.empty(n_new, np.bool_)
         p, code, old = kernels.check_writes(
-            idx, s.state, s.shape_id, size, h[ISGRAD], sids, items, numeric, keys, seen, add, fresh, dup
+            idx, s.state, s.shape_id, size, h[H.ISGRAD], sids, items, numeric, keys, seen, add, fresh, dup
         )
         if k_bad < n_new and k_bad <= p:
             shape_k[0] = lens[k_bad]
@@ -873,15 +855,15 @@ def split(s, flat, lens, vshape, numeric, k7):
         if code:
             shape_k[0] = lens[p]
             return _write_error(s, code, p, old, shape_k)
-    marked = size2 if not h[ISGRAD] else h[MARKED]
+    marked = size2 if not h[H.ISGRAD] else h[H.MARKED]
     sizes = lens * row
     total = 0
     for k in range(n_new):  # the lengths' sum may have wrapped around int64 (P4 compares it wrapped)
         if sizes[k] > INT64_MAX - total:
-            return oom(s, one_dim(-1), h[DTYPE])
+            return oom(s, one_dim(-1), h[H.DTYPE])
         total += sizes[k]
-    if total != flat.size // h[ITEMSIZE]:
-        return oom(s, one_dim(total), h[DTYPE])
+    if total != flat.size // h[H.ITEMSIZE]:
+        return oom(s, one_dim(total), h[H.DTYPE])
     # no check can fail any more: room (which can), then the data work and the commit
     status = reserve(s, size2)
     if not status:
@@ -891,8 +873,8 @@ def split(s, flat, lens, vshape, numeric, k7):
     for j in range(n_planned):  # intern the planned shapes: they get the planned ids
         shape_k[0] = planned[j]
         intern_shape(s, shape_k)
-    h[MARKED] = marked
-    h[SIZE] = max(size, size2)
+    h[H.MARKED] = marked
+    h[H.SIZE] = max(size, size2)
     if es_known:
         commit_es(s, es2, True)
     return 0
@@ -907,13 +889,13 @@ def close(s):
     s.state = np.zeros(0, np.uint8)
     s.shape_id = np.zeros(0, np.int32)
     s.offsets = np.zeros(0, np.int64)
-    h[SIZE] = 0
-    h[CAP] = 0
-    h[USED] = 0
-    h[LAYOUT] = NO_BUFFER
-    h[CLOSED] = 1
-    h[FASTSID] = -1
-    h[GEN] += 1
+    h[H.SIZE] = 0
+    h[H.CAP] = 0
+    h[H.USED] = 0
+    h[H.LAYOUT] = NO_BUFFER
+    h[H.CLOSED] = 1
+    h[H.FASTSID] = -1
+    h[H.GEN] += 1
 
 
 @register_jitable
@@ -924,8 +906,8 @@ def copy_shapes(g, f, prepend):
     (recorded in ``f``'s ``err``; nothing changed) when such a shape has more than 2**63 - 1
     items.
     """
-    n = f.hdr[SIZE]
-    nf = f.hdr[NSHAPES]
+    n = f.hdr[H.SIZE]
+    nf = f.hdr[H.NSHAPES]
     need = np.zeros(nf, np.bool_)
     for i in range(n):
         if f.state[i] & WRITTEN:
@@ -965,16 +947,16 @@ def gradient_of(f, name, h, es, es_known, prepend):
     ``f`` is not changed.
     """
     fh = f.hdr
-    n = fh[SIZE]
-    h[SIZE] = n
-    h[CAP] = n
-    h[LAYOUT] = NO_BUFFER
-    h[CAR] = 1
-    h[IDENT] = fh[IDENT]
-    h[ISGRAD] = 1
-    h[MARKED] = fh[MARKED]
-    h[FASTSID] = -1
-    h[ES_KNOWN] = es_known
+    n = fh[H.SIZE]
+    h[H.SIZE] = n
+    h[H.CAP] = n
+    h[H.LAYOUT] = NO_BUFFER
+    h[H.CAR] = 1
+    h[H.IDENT] = fh[H.IDENT]
+    h[H.ISGRAD] = 1
+    h[H.MARKED] = fh[H.MARKED]
+    h[H.FASTSID] = -1
+    h[H.ES_KNOWN] = es_known
     status, state, shape_id, offsets = new_meta(f, n)
     if status:
         return status, f

@@ -20,7 +20,7 @@ looking the handle up in the registry) and the class
 the array's lock, runs the op's remaining checks in TF's order and the op, and
 names the op on its errors (TF's ``[Op:...]``).
 
-The views are derived state: ``hdr[GEN]`` changes whenever the engine replaces
+The views are derived state: ``hdr[H.GEN]`` changes whenever the engine replaces
 a buffer or interns a shape, and :meth:`Storage._refresh` rebuilds them (and
 switches the fast paths off until the next write arms them).
 
@@ -56,34 +56,18 @@ import threading
 import numpy as np
 
 from numba_ta.core import config as _config
+from numba_ta.core import header as H
 from numba_ta.core import kernels
 from numba_ta.core.memory import as_int64, copy_view, new_array, new_header, shape_table, work_oom_error
 from numba_ta.core.state import (
-    CAP,
-    CAR,
     CLEARED,
-    CLOSED,
     DATA,
     DENSE,
-    DISALLOWED,
-    DYN,
-    ES_KNOWN,
-    FASTSID,
-    GEN,
-    IDENT,
-    ISGRAD,
-    LAYOUT,
-    MARKED,
     NO_BUFFER,
     NOT_DATA,
-    NSHAPES,
-    PARMIN,
     RAGGED,
     READ,
-    SIZE,
     STORED,
-    USED,
-    WIDTH,
     WRITTEN,
     fields_of,
     new_state,
@@ -167,6 +151,13 @@ def _bytes(value):
     return np.ascontiguousarray(value).reshape(-1).view(np.uint8)
 
 
+def _slot(slot, doc, kind=None):
+    """Return a read-only property of ``hdr[slot]`` (converted by ``kind`` when given), documented by ``doc``."""
+    if kind is None:
+        return property(lambda self: self.hdr[slot], doc=doc)
+    return property(lambda self: kind(self.hdr[slot]), doc=doc)
+
+
 class Storage:
     """State of one TensorArray (forward or gradient); see the module docstring.
 
@@ -210,11 +201,11 @@ class Storage:
         dtype = np.dtype(dtype)
         size = int(size)
         h = new_header(dtype)
-        h[SIZE] = h[CAP] = size
-        h[DYN], h[CAR], h[IDENT], h[ISGRAD] = bool(dynamic_size), bool(clear_after_read), bool(identical_element_shapes), bool(is_grad)  # noqa: E501  # fmt: skip
-        h[MARKED] = int(marked_size)
-        h[FASTSID] = -1
-        es, h[ES_KNOWN] = _partial(element_shape)
+        h[H.SIZE] = h[H.CAP] = size
+        h[H.DYN], h[H.CAR], h[H.IDENT], h[H.ISGRAD] = bool(dynamic_size), bool(clear_after_read), bool(identical_element_shapes), bool(is_grad)  # noqa: E501  # fmt: skip
+        h[H.MARKED] = int(marked_size)
+        h[H.FASTSID] = -1
+        es, h[H.ES_KNOWN] = _partial(element_shape)
         meta = [new_array(size, t, zeros=True) for t in (np.uint8, np.int32, np.int64)]  # lazily zeroed pages
         fields = (np.empty(0, np.uint8), *meta, h, *shape_table([]), es, _NO_DIMS, name)
         self._adopt(new_state(*fields), name, dtype, fields)
@@ -235,9 +226,9 @@ class Storage:
         self._shapes = []
         self._gen = -1
         self._refresh(fields or fields_of(s))
-        self.clear_after_read = bool(self.hdr[CAR])
-        self.identical = bool(self.hdr[IDENT])
-        self.is_grad = bool(self.hdr[ISGRAD])
+        self.clear_after_read = bool(self.hdr[H.CAR])
+        self.identical = bool(self.hdr[H.IDENT])
+        self.is_grad = bool(self.hdr[H.ISGRAD])
 
     @classmethod
     def from_struct(cls, s, dtype):
@@ -248,7 +239,7 @@ class Storage:
         return storage
 
     def _refresh(self, fields=None):
-        """Rebuild the views of the struct's buffers, shapes and element shape (after ``hdr[GEN]`` changed).
+        """Rebuild the views of the struct's buffers, shapes and element shape (after ``hdr[H.GEN]`` changed).
 
         Derived state only, set by one statement: an exception before it leaves the old
         views (and the old ``_gen``), and the next op refreshes again.  The fast paths stay
@@ -257,14 +248,14 @@ class Storage:
         armed = self._fast_shape if self._gen >= 0 else None
         raw, state, shape_id, offsets, hdr, dims, starts, items, es = (fields or fields_of(self._s))[:9]
         h = memoryview(hdr)
-        gen = h[GEN]
+        gen = h[H.GEN]
         shapes = self._shapes
-        n = h[NSHAPES]
+        n = h[H.NSHAPES]
         if len(shapes) != n:
             b = starts[: n + 1].tolist()
             flat = dims.tolist()
             shapes = shapes + [tuple(flat[b[k] : b[k + 1]]) for k in range(len(shapes), n)]
-        es_t = tuple(None if d < 0 else d for d in es.tolist()) if h[ES_KNOWN] else None
+        es_t = tuple(None if d < 0 else d for d in es.tolist()) if h[H.ES_KNOWN] else None
         data = raw.view(self.dtype)
         s = self
         s.hdr, s._hdr, s._raw, s._data, s._state, s._shape_id, s._offsets, s._stv, s._sidv, s._offv, s._items, s._shapes, s._es, s._fast_shape, s._fast_sid, s._fast_rows, s._fast_n, s._gen = (h, hdr, raw, data, state, shape_id, offsets, memoryview(state), memoryview(shape_id), memoryview(offsets), items, shapes, es_t, None, -1, None, 0, gen)  # noqa: E501  # fmt: skip
@@ -278,11 +269,11 @@ class Storage:
         every check (T1-T8) and needs no allocation: the caller has just seen one.
         """
         h = self.hdr
-        if h[GEN] != self._gen:
+        if h[H.GEN] != self._gen:
             self._refresh()
-        w = h[WIDTH]
+        w = h[H.WIDTH]
         es = self._es
-        if h[LAYOUT] != DENSE or not w or math.prod(shape) != w or not is_compatible(es, shape):
+        if h[H.LAYOUT] != DENSE or not w or math.prod(shape) != w or not is_compatible(es, shape):
             return
         if self.identical and not is_fully_defined(es):
             return
@@ -290,7 +281,7 @@ class Storage:
             sid = self._shapes.index(tuple(shape))
         except ValueError:  # a zero-item shape of this width never lands here (w > 0)
             return
-        n = min(h[CAP], self._data.size // w)
+        n = min(h[H.CAP], self._data.size // w)
         rows = self._data[: n * w].reshape((n,) + tuple(shape))
         self._fast_shape, self._fast_sid, self._fast_rows, self._fast_n = tuple(shape), sid, rows, n
 
@@ -305,55 +296,22 @@ class Storage:
         set_name(self._s, value)
         self._name = value
 
-    @property
-    def size(self):
-        """int: ``Size()``, the number of elements (0 once closed)."""
-        return self.hdr[SIZE]
-
-    @property
-    def cap(self):
-        """int: the slots the metadata has room for."""
-        return self.hdr[CAP]
-
-    @property
-    def used(self):
-        """int: the items of the ragged layout's buffer in use."""
-        return self.hdr[USED]
-
-    @property
-    def width(self):
-        """int: the items of a dense row."""
-        return self.hdr[WIDTH]
-
-    @property
-    def layout(self):
-        """int: ``NO_BUFFER``, ``DENSE`` or ``RAGGED``."""
-        return self.hdr[LAYOUT]
-
-    @property
-    def dynamic_size(self):
-        """bool: whether writes past the size grow the array (cleared by the Grad ops: TF's size lock)."""
-        return bool(self.hdr[DYN])
-
-    @property
-    def closed(self):
-        """bool: whether the array was closed."""
-        return bool(self.hdr[CLOSED])
-
-    @property
-    def gradients_disallowed(self):
-        """bool: whether an element was summed into (TF then refuses new gradient arrays)."""
-        return bool(self.hdr[DISALLOWED])
-
-    @property
-    def marked_size(self):
-        """int: the size a split marked (a gradient array's concat uses its forward's); -1: none."""
-        return self.hdr[MARKED]
+    size = _slot(H.SIZE, "int: ``Size()``, the number of elements (0 once closed).")
+    cap = _slot(H.CAP, "int: the slots the metadata has room for.")
+    used = _slot(H.USED, "int: the items of the ragged layout's buffer in use.")
+    width = _slot(H.WIDTH, "int: the items of a dense row.")
+    layout = _slot(H.LAYOUT, "int: ``NO_BUFFER``, ``DENSE`` or ``RAGGED``.")
+    dynamic_size = _slot(H.DYN, "bool: whether writes past the size grow the array (the Grad ops clear it).", bool)
+    closed = _slot(H.CLOSED, "bool: whether the array was closed.", bool)
+    gradients_disallowed = _slot(
+        H.DISALLOWED, "bool: whether an element was summed into (TF then refuses new gradient arrays).", bool
+    )
+    marked_size = _slot(H.MARKED, "int: the size a split marked (a gradient array's concat uses its forward's), or -1.")
 
     def _current(self):
         """Refresh the views if the engine changed the struct since they were made; return ``hdr``."""
         h = self.hdr
-        if h[GEN] != self._gen:
+        if h[H.GEN] != self._gen:
             self._refresh()
         return h
 
@@ -361,7 +319,7 @@ class Storage:
     def data(self):
         """Ndarray or None: the flat data buffer, of the array's dtype (None while nothing is stored)."""
         h = self._current()
-        return None if h[LAYOUT] == NO_BUFFER and not self._raw.size else self._data
+        return None if h[H.LAYOUT] == NO_BUFFER and not self._raw.size else self._data
 
     @property
     def state(self):
@@ -396,7 +354,7 @@ class Storage:
     # ------------------------------------------------------------------ checks the ops make first
     def _check_open(self):
         """Raise T1 when the array is closed."""
-        if self.hdr[CLOSED]:
+        if self.hdr[H.CLOSED]:
             raise _messages.error("T1", name=self._name)
 
     def check_dtype_write(self, value_dtype):
@@ -445,17 +403,17 @@ class Storage:
                 if (
                     value.shape == self._fast_shape
                     and 0 <= index < self._fast_n
-                    and h[GEN] == self._gen
+                    and h[H.GEN] == self._gen
                     and not self._stv[index]
                     and cell is None
                 ):
-                    if index < h[SIZE]:
+                    if index < h[H.SIZE]:
                         self._fast_rows[index] = value  # an unwritten row: nothing sees it until the commit below
-                        self._offv[index], self._sidv[index], self._stv[index] = index * h[WIDTH], self._fast_sid, STORED  # noqa: E501  # fmt: skip
+                        self._offv[index], self._sidv[index], self._stv[index] = index * h[H.WIDTH], self._fast_sid, STORED  # noqa: E501  # fmt: skip
                         return
-                    if h[DYN]:
+                    if h[H.DYN]:
                         self._fast_rows[index] = value  # slots past the size are always unwritten (state 0)
-                        self._offv[index], self._sidv[index], self._stv[index], h[SIZE] = index * h[WIDTH], self._fast_sid, STORED, index + 1  # noqa: E501  # fmt: skip
+                        self._offv[index], self._sidv[index], self._stv[index], h[H.SIZE] = index * h[H.WIDTH], self._fast_sid, STORED, index + 1  # noqa: E501  # fmt: skip
                         return
                 shape = np.array(value.shape, dtype=np.int64)
                 if cell is None:
@@ -465,7 +423,7 @@ class Storage:
                     cell[0] = cell_value if not (status := py_write(self._s, index, _bytes(value), shape, self._numeric)) else cell[0]  # noqa: E501  # fmt: skip
                     if status:
                         raise error_of(self._s)
-                if value.shape != self._fast_shape or h[GEN] != self._gen:  # (a sum into an element keeps them armed)
+                if value.shape != self._fast_shape or h[H.GEN] != self._gen:  # (a sum into an element keeps them armed)
                     self._arm(value.shape)
         except (OpError, SystemError) as e:
             raise op_error(e, "TensorArrayWriteV3") from None
@@ -541,7 +499,7 @@ class Storage:
     def checked_size(self):
         """Return ``Size()``, the number of elements; raise T1 when closed."""
         self._check_open()
-        return self.hdr[SIZE]
+        return self.hdr[H.SIZE]
 
     def close(self):
         """Drop all element data and mark the array closed (``ClearAndMarkClosed``); never fails.
@@ -556,7 +514,7 @@ class Storage:
     def read(self, index):
         """Read one element: TF's ``LockedRead``; return a fresh ndarray."""
         h = self.hdr
-        if 0 <= index < h[SIZE] and h[GEN] == self._gen:
+        if 0 <= index < h[H.SIZE] and h[H.GEN] == self._gen:
             bits = self._stv[index]
             if bits & STORED == STORED and self._sidv[index] == self._fast_sid:
                 out = self._fast_rows[index, ...].copy()  # 0-d stays an array
@@ -568,7 +526,7 @@ class Storage:
         out = (r := py_read(self._s, index))[1].view(self.dtype).reshape(r[2])
         if r[0]:
             raise error_of(self._s)
-        if h[GEN] != self._gen:
+        if h[H.GEN] != self._gen:
             self._refresh()
         return out
 
@@ -583,7 +541,7 @@ class Storage:
             merge(self.element_shape, attr_shape)  # TF merges the element shape first (its errors)
             raise _messages.error("G2", shape=shape_str(idx.shape))
         attr, known = _partial(attr_shape)
-        self.hdr[PARMIN] = _config.PARALLEL_MIN_ELEMENTS
+        self.hdr[H.PARMIN] = _config.PARALLEL_MIN_ELEMENTS
         r = None
         idx = as_int64(idx)
         try:
@@ -601,12 +559,12 @@ class Storage:
     def concat(self, except0):
         """Run ``TensorArrayConcatV3`` after lookup and K8; return ``(value, lengths)``."""
         attr, known = _partial(except0)
-        self.hdr[PARMIN] = _config.PARALLEL_MIN_ELEMENTS
+        self.hdr[H.PARMIN] = _config.PARALLEL_MIN_ELEMENTS
         r = None
         try:
             out, lengths = (r := py_concat(self._s, attr, known))[1].view(self.dtype).reshape(r[2]), r[3]
         except MemoryError as e:
-            raise work_oom_error(e, int(self.hdr[SIZE])) from None
+            raise work_oom_error(e, int(self.hdr[H.SIZE])) from None
         if r[0]:
             raise error_of(self._s)
         return out, lengths
@@ -622,7 +580,7 @@ class Storage:
             raise _messages.error("G2", shape=shape_str(idx.shape))
         idx = as_int64(idx)  # one compiled signature: C-contiguous int64
         rows, row = value.shape[0], np.array(value.shape[1:], dtype=np.int64)
-        self.hdr[PARMIN] = _config.PARALLEL_MIN_ELEMENTS
+        self.hdr[H.PARMIN] = _config.PARALLEL_MIN_ELEMENTS
         flat = new_array(value.shape, value.dtype, make=lambda: _bytes(value))
         try:
             if cell is None:
@@ -651,7 +609,7 @@ class Storage:
                 k7 = e
         lens = as_int64(lengths)
         shape = np.array(value.shape, dtype=np.int64)
-        self.hdr[PARMIN] = _config.PARALLEL_MIN_ELEMENTS
+        self.hdr[H.PARMIN] = _config.PARALLEL_MIN_ELEMENTS
         bad = k7 is not None
         flat = new_array(value.shape, value.dtype, make=lambda: _bytes(value))
         try:
@@ -701,10 +659,10 @@ class Storage:
             if g is None:
                 g = Storage.gradient_of(self, f"{self.name}@{source}", es, prepend)
                 handle_out = _registry.register(g)
-                self.grads[source], self.hdr[DYN] = g, 0  # the commit: one statement
+                self.grads[source], self.hdr[H.DYN] = g, 0  # the commit: one statement
             else:
                 handle_out = _registry.TensorArrayHandle(g)
-                self.hdr[DYN] = 0
+                self.hdr[H.DYN] = 0
         return handle_out
 
     @classmethod
@@ -908,11 +866,12 @@ class Storage:
             layout, used, data = RAGGED, int(flat.size), flat.copy()
             offsets[idx] = _exclusive_cumsum(sizes)
         h = new_header(dtype)
-        h[SIZE] = h[CAP] = n
-        h[USED], h[WIDTH], h[LAYOUT] = used, width, layout
-        h[DYN], h[CAR], h[IDENT], h[ISGRAD] = flags + [is_grad]
-        h[CLOSED], h[DISALLOWED], h[MARKED], h[NSHAPES], h[FASTSID] = closed, disallowed, marked, len(shapes), -1
-        es_arr, h[ES_KNOWN] = _partial(es)
+        h[H.SIZE] = h[H.CAP] = n
+        h[H.USED], h[H.WIDTH], h[H.LAYOUT] = used, width, layout
+        h[H.DYN], h[H.CAR], h[H.IDENT], h[H.ISGRAD] = flags + [is_grad]
+        h[H.CLOSED], h[H.DISALLOWED], h[H.MARKED] = closed, disallowed, marked
+        h[H.NSHAPES], h[H.FASTSID] = len(shapes), -1
+        es_arr, h[H.ES_KNOWN] = _partial(es)
         fwd_name = _registry.new_name(base)
         name = f"{fwd_name}@{source}" if is_grad else fwd_name
         fields = (data.view(np.uint8), state, shape_id, offsets, h, dims, starts, items, es_arr, _NO_DIMS, name)

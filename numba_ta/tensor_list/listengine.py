@@ -12,10 +12,17 @@ from __future__ import annotations
 
 from numba.core.extending import register_jitable
 
+from numba_ta.core import header as H
 from numba_ta.core import kernels
 from numba_ta.core.memory import alloc_element, reserve
 from numba_ta.core.shapes import intern_shape
-from numba_ta.core.state import DATA, DENSE, HELD_DATA, ITEMSIZE, LAYOUT, SIZE, STORED, move_bytes
+from numba_ta.core.state import (
+    DATA,
+    DENSE,
+    HELD_DATA,
+    STORED,
+    move_bytes,
+)
 
 # --------------------------------------------------------------------------- TensorList storage
 # A TensorList's elements live in the same struct (numba_ta.tensor_list.store): ``SIZE`` is the
@@ -36,12 +43,12 @@ def tl_set(s, index, flat, shape):
     """
     h = s.hdr
     none = s.data[:0]
-    n = h[SIZE]
+    n = h[H.SIZE]
     if index >= n:
         status = reserve(s, index + 1)
         if status:
             return status, none, -1
-    isz = h[ITEMSIZE]
+    isz = h[H.ITEMSIZE]
     items = flat.size // isz
     bits = s.state[index]
     o = 0
@@ -54,7 +61,7 @@ def tl_set(s, index, flat, shape):
             status, o = alloc_element(s, index, items, index + 1, 1, items)
             if status:
                 return status, none, -1
-        if bits & (DATA | HELD_DATA) and (h[LAYOUT] == DENSE or o == s.offsets[index]):
+        if bits & (DATA | HELD_DATA) and (h[H.LAYOUT] == DENSE or o == s.offsets[index]):
             at = o
             saved = s.data[o * isz : (o + items) * isz].copy()
         move_bytes(s.data, o * isz, flat, 0, flat.size)
@@ -63,7 +70,7 @@ def tl_set(s, index, flat, shape):
     s.shape_id[index] = sid
     s.state[index] = STORED | HELD_DATA if items else STORED | (bits & HELD_DATA)
     if index >= n:
-        h[SIZE] = index + 1
+        h[H.SIZE] = index + 1
     return 0, saved, at
 
 
@@ -71,7 +78,7 @@ def tl_set(s, index, flat, shape):
 def tl_resize(s, size):
     """Make a list's struct ``size`` elements long: slots cut off or added are unset; return the status."""
     h = s.hdr
-    n = h[SIZE]
+    n = h[H.SIZE]
     if size > n:
         status = reserve(s, size)
         if status:
@@ -79,7 +86,7 @@ def tl_resize(s, size):
     state = s.state  # (after reserve, which may replace it; no field reads in the loop)
     for i in range(size, n):
         state[i] = state[i] & HELD_DATA
-    h[SIZE] = size
+    h[H.SIZE] = size
     return 0
 
 

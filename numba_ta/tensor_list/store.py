@@ -54,24 +54,16 @@ from collections import deque
 import numpy as np
 
 from numba_ta.core import config as _config
+from numba_ta.core import header as H
 from numba_ta.core import kernels
-from numba_ta.core.memory import new_array, oom_error, shape_table
+from numba_ta.core.memory import new_array, new_header, oom_error, shape_table
 from numba_ta.core.state import (
-    CAP,
     DENSE,
-    GEN,
     HELD_DATA,
-    ITEMSIZE,
-    LAYOUT,
-    NSHAPES,
     RAGGED,
-    SIZE,
     STORED,
-    USED,
-    WIDTH,
     WRITTEN,
     fields_of,
-    header,
     new_state,
 )
 from numba_ta.core.status import error_of
@@ -386,21 +378,21 @@ class NumericStore(_Store):
     def __init__(self, dtype, element_shape, max_num_elements, s=None, capacity=0):
         super().__init__(dtype, element_shape, max_num_elements)
         if s is None:
-            h = header(dtype, _config.DENSE_SLACK_BYTES, _config.DENSE_FACTOR, _config.PARALLEL_MIN_ELEMENTS)
-            h[CAP] = capacity
+            h = new_header(dtype)
+            h[H.CAP] = capacity
             meta = [new_array(capacity, t, zeros=True) for t in (np.uint8, np.int32, np.int64)]
             s = new_state(np.empty(0, np.uint8), *meta, h, *shape_table([]), NO_I64, NO_I64, "TensorList")
         self._s = s
         self._gen = -1
         self._shapes = []
         self._refresh()
-        if self._hdr[LAYOUT] == DENSE and len(self._shapes) == 1:
+        if self._hdr[H.LAYOUT] == DENSE and len(self._shapes) == 1:
             self._arm(self._shapes[0])
 
     def _refresh(self):
-        """Rebuild the views of the struct's buffers and the shape table (after ``hdr[GEN]`` changed)."""
+        """Rebuild the views of the struct's buffers and the shape table (after ``hdr[H.GEN]`` changed)."""
         raw, state, shape_id, offsets, hdr, dims, starts, items = fields_of(self._s)[:8]
-        n = hdr[NSHAPES]
+        n = hdr[H.NSHAPES]
         shapes = self._shapes
         if len(shapes) != n:
             b = starts[: n + 1].tolist()
@@ -416,7 +408,7 @@ class NumericStore(_Store):
             memoryview(offsets),
         )  # noqa: E501
         self._fshape, self._fn, self._fsid = None, 0, -1  # the fast paths are off until a write arms them
-        self._gen = int(hdr[GEN])
+        self._gen = int(hdr[H.GEN])
 
     def _arm(self, shape):
         """Switch the fast write path on for ``shape`` (just written) when it fills a dense row.
@@ -426,26 +418,26 @@ class NumericStore(_Store):
         """
         self._views()
         h = self._hdr
-        w = int(h[WIDTH])
-        if h[LAYOUT] != DENSE or not w or math.prod(shape) != w:
+        w = int(h[H.WIDTH])
+        if h[H.LAYOUT] != DENSE or not w or math.prod(shape) != w:
             return
         try:
             sid = self._shapes.index(tuple(shape))
         except ValueError:
             return
-        n = min(int(h[CAP]), self._data.size // w)
+        n = min(int(h[H.CAP]), self._data.size // w)
         rows = self._data[: n * w].reshape((n, *shape))
         self._frows, self._fshape, self._fsid, self._fw, self._fn = rows, tuple(shape), sid, w, n  # one statement
 
     def _views(self):
-        if self._hdr[GEN] != self._gen:
+        if self._hdr[H.GEN] != self._gen:
             self._refresh()
 
     # ------------------------------------------------------------------ reading
     @property
     def length(self):
-        """int: the list's length (``hdr[SIZE]``) in the newest version, the one the storage holds."""
-        return self._h[SIZE]  # (a memoryview of hdr, which is never replaced: a Python int)
+        """int: the list's length (``hdr[H.SIZE]``) in the newest version, the one the storage holds."""
+        return self._h[H.SIZE]  # (a memoryview of hdr, which is never replaced: a Python int)
 
     def is_set(self, i):
         """Return whether element ``i`` is set (its state has the written bit).
@@ -483,7 +475,7 @@ class NumericStore(_Store):
 
     def get(self, i):
         """Return a copy of the set element ``i``."""
-        if i < self._fn and self._sidv[i] == self._fsid and self._h[GEN] == self._gen:
+        if i < self._fn and self._sidv[i] == self._fsid and self._h[H.GEN] == self._gen:
             return self._frows[i, ...].copy()  # a dense row of the armed shape (0-d stays an array)
         self._views()
         shape = self._shapes[self._sid[i]]
@@ -552,8 +544,8 @@ class NumericStore(_Store):
         set_ = (self._state[idx] & WRITTEN) != 0
         src = np.where(set_, self._off[idx], -1)
         if (
-            self._hdr[LAYOUT] == DENSE
-            and self._hdr[WIDTH] == w
+            self._hdr[H.LAYOUT] == DENSE
+            and self._hdr[H.WIDTH] == w
             and set_.all()
             and (src == np.asarray(idx) * w).all()
             and np.array_equal(idx, np.arange(m))
@@ -619,8 +611,8 @@ class NumericStore(_Store):
             The element cannot be allocated (nothing changed; with ``LOG``, no version made).
         """
         h = self._h
-        n = h[SIZE]
-        if value.shape == self._fshape and i < self._fn and h[GEN] == self._gen and not self._stv[i]:
+        n = h[H.SIZE]
+        if value.shape == self._fshape and i < self._fn and h[H.GEN] == self._gen and not self._stv[i]:
             # the fast path (see _arm): a fresh dense row; the state is stored last
             if into is not None:
                 entry = (SET_ENTRY, n, (i, 0, 0, 0) if i < n else None, None, -1)
@@ -629,7 +621,7 @@ class NumericStore(_Store):
             if i < n:
                 self._offv[i], self._sidv[i], self._stv[i] = i * self._fw, self._fsid, _FRESH
             else:
-                self._offv[i], self._sidv[i], self._stv[i], h[SIZE] = i * self._fw, self._fsid, _FRESH, i + 1
+                self._offv[i], self._sidv[i], self._stv[i], h[H.SIZE] = i * self._fw, self._fsid, _FRESH, i + 1
             if into is not LOG:
                 return None
             v = self.base + len(self.log)  # (self._new_version(), inline: the loops of pushes)
@@ -662,12 +654,12 @@ class NumericStore(_Store):
         """
         self._views()
         h = self._h
-        n = h[SIZE]
+        n = h[H.SIZE]
         if size == n - 1:  # a pop: Python stores (nothing to allocate), the size last
             i = size
             state = self._stv
             self._record(into, (RESIZE_ENTRY, n, size, (state[i], self._sidv[i], self._offv[i])))
-            state[i], h[SIZE] = state[i] & HELD_DATA, size
+            state[i], h[H.SIZE] = state[i] & HELD_DATA, size
             return self._new_version() if into is LOG else None
         cut = None
         if size < n:
@@ -697,32 +689,32 @@ class NumericStore(_Store):
                 self._state[size:n], self._sid[size:n], self._off[size:n] = cut
             else:
                 self._state[n:size] &= np.uint8(HELD_DATA)
-            self._hdr[SIZE] = n
+            self._hdr[H.SIZE] = n
             return
         _, n, old, saved, at = entry
         at = at if type(at) is int else int(at[0])
         if at >= 0:
-            isz = self._hdr[ITEMSIZE]
+            isz = self._hdr[H.ITEMSIZE]
             self._raw[at * isz : at * isz + saved.size] = saved
         if old is not None:
             i, bits, sid, off = old
             self._state[i], self._sid[i], self._off[i] = bits, sid, off
-        cur = int(self._hdr[SIZE])
+        cur = int(self._hdr[H.SIZE])
         if cur > n:
             self._state[n:cur] &= np.uint8(HELD_DATA)
-        self._hdr[SIZE] = n
+        self._hdr[H.SIZE] = n
 
     def copy(self):
         """Return a storage of its own holding the newest version (version 0, no log)."""
         raw, state, shape_id, offsets, hdr, dims, starts, items, es, ces, name = fields_of(self._s)[:11]
-        if hdr[LAYOUT] == RAGGED:
-            extent = int(hdr[USED])
-        elif hdr[LAYOUT] == DENSE:
+        if hdr[H.LAYOUT] == RAGGED:
+            extent = int(hdr[H.USED])
+        elif hdr[H.LAYOUT] == DENSE:
             nz = np.flatnonzero(state)
-            extent = (int(nz[-1]) + 1) * int(hdr[WIDTH]) if nz.size else 0
+            extent = (int(nz[-1]) + 1) * int(hdr[H.WIDTH]) if nz.size else 0
         else:
             extent = 0
-        isz = int(hdr[ITEMSIZE])
+        isz = int(hdr[H.ITEMSIZE])
         extent = min(extent * isz, raw.size)
         try:
             data = np.empty(raw.size, np.uint8)
@@ -747,8 +739,8 @@ class NumericStore(_Store):
         shape = values.shape[1:]
         w = math.prod(shape)
         isz = values.dtype.itemsize
-        h = header(dtype, _config.DENSE_SLACK_BYTES, _config.DENSE_FACTOR, _config.PARALLEL_MIN_ELEMENTS)
-        h[CAP] = h[SIZE] = length
+        h = new_header(dtype)
+        h[H.CAP] = h[H.SIZE] = length
         state = new_array(length, np.uint8, zeros=True)
         shape_id = new_array(length, np.int32, zeros=True)
         offsets = new_array(length, np.int64, zeros=True)
@@ -763,13 +755,13 @@ class NumericStore(_Store):
                 raise oom_error((length, *shape), dtype)
             data = new_array(length * w * isz, np.uint8)
             data.view(dtype).reshape(length, w)[at] = values.reshape(-1, w)
-            h[LAYOUT], h[WIDTH] = DENSE, w
+            h[H.LAYOUT], h[H.WIDTH] = DENSE, w
             offsets[at] = at * w
             state[at] = STORED | HELD_DATA
         else:
             data = np.empty(0, np.uint8)
             state[at] = STORED
-        h[NSHAPES] = 1
+        h[H.NSHAPES] = 1
         s = new_state(data, state, shape_id, offsets, h, *shape_table([shape]), NO_I64, NO_I64, "TensorList")
         return cls(dtype, element_shape, max_num_elements, s)
 
@@ -784,8 +776,8 @@ class NumericStore(_Store):
             return cls.from_rows(
                 dtype, element_shape, max_num_elements, m, np.arange(m), tensor.reshape(m, int(lengths[0]), *rest)
             )  # noqa: E501
-        h = header(dtype, _config.DENSE_SLACK_BYTES, _config.DENSE_FACTOR, _config.PARALLEL_MIN_ELEMENTS)
-        h[CAP] = h[SIZE] = m
+        h = new_header(dtype)
+        h[H.CAP] = h[H.SIZE] = m
         state = new_array(m, np.uint8, zeros=True)
         offsets = new_array(m, np.int64, zeros=True)
         u, inv = np.unique(lengths, return_inverse=True)
@@ -797,9 +789,9 @@ class NumericStore(_Store):
         data = np.ascontiguousarray(tensor).reshape(-1).view(np.uint8).copy()
         state[:] = np.where(items > 0, _FRESH, STORED)
         if data.size:
-            h[LAYOUT], h[USED] = RAGGED, data.size // tensor.dtype.itemsize
+            h[H.LAYOUT], h[H.USED] = RAGGED, data.size // tensor.dtype.itemsize
         shapes = [(int(k), *rest) for k in u]
-        h[NSHAPES] = len(shapes)
+        h[H.NSHAPES] = len(shapes)
         s = new_state(data, state, shape_id, offsets, h, *shape_table(shapes), NO_I64, NO_I64, "TensorList")
         return cls(dtype, element_shape, max_num_elements, s)
 
@@ -809,7 +801,7 @@ class NumericStore(_Store):
         try:
             data = np.zeros(raw.size, np.uint8)  # lazily zeroed pages
         except (MemoryError, ValueError):
-            raise oom_error((raw.size // int(hdr[ITEMSIZE]),), self.dtype) from None
+            raise oom_error((raw.size // int(hdr[H.ITEMSIZE]),), self.dtype) from None
         return self._with_data(data, -1)
 
 
@@ -1019,5 +1011,5 @@ def new_store(dtype, element_shape, max_num_elements, length=0):
         return ObjectStore(element_shape, max_num_elements, [_UNSET] * length)
     store = NumericStore(dtype, element_shape, max_num_elements, capacity=length)
     if length:
-        store._hdr[SIZE] = length
+        store._hdr[H.SIZE] = length
     return store
