@@ -1,4 +1,5 @@
-"""Shared fixtures: a seeded rng, the parallel-kernel switch, TensorFlow, a fresh registry, hypothesis profiles.
+"""Shared fixtures: a seeded rng, the parallel-kernel switch, TensorFlow, a fresh registry, hypothesis profiles,
+the state machines' report.
 
 Under ``NUMBA_DISABLE_JIT=1`` (numba's debugging mode: the kernels run as plain Python) the
 tests marked ``jit_only`` are skipped: they check what only compiled kernels have (dispatchers,
@@ -53,6 +54,26 @@ def tf():
     """TensorFlow, the oracle, imported on first use (quietly); a test that asks for it skips without it."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     return pytest.importorskip("tensorflow")
+
+
+@pytest.fixture
+def machine_figures(record_property):
+    """Check and record what a hypothesis state machine ran: call it as ``machine_figures(counts, prefix)``.
+
+    ``counts`` is the machine's module-level tally (``examples``, ``ops``, ``errors`` ...). The
+    test skips when the machine did not run in this session (the test was selected alone); else
+    every count is recorded as the property ``<prefix>_<key>``, and the machine must have run
+    more ops than examples, some of them failing and not all.
+    """
+
+    def check(counts, prefix):
+        if not counts["examples"]:
+            pytest.skip("the state machine did not run in this session (selected alone)")
+        for k, v in counts.items():
+            record_property(f"{prefix}_{k}", v)
+        assert counts["ops"] > counts["examples"] and 0 < counts["errors"] < counts["ops"], counts
+
+    return check
 
 
 @pytest.fixture(autouse=True)

@@ -95,16 +95,6 @@ def _short(v):
     return repr(v)
 
 
-def _misfit(lst):
-    es = lst.element_shape
-    for v in lst.items:
-        if isinstance(v, RefList) and _misfit(v):
-            return True
-        if v is not None and ref.fully_defined(es) and not ref.compatible(es, ref.value_shape(v)):
-            return True
-    return False
-
-
 def _concat_attr_bug(es, attr):
     if attr is None:
         return False
@@ -229,7 +219,7 @@ class _Gen:
             crash = True
         if (crash or only_errors) and ok:
             return None  # TF would crash or corrupt the list on a step numba_ta completes: not comparable
-        if op == "AddN" and ok and "addn-shape" in KNOWN_BUGS and _misfit(res):
+        if op == "AddN" and ok and "addn-shape" in KNOWN_BUGS and ref.misfit(res):
             return None
         outs = []
         if ok:

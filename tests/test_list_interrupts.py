@@ -50,7 +50,7 @@ import pytest
 
 from numba_ta import raw_ops
 from numba_ta.tensor_list.store import MANY_ENTRY
-from tests.helpers.interrupts import Interrupter, chain, drop, in_numba_ta
+from tests.helpers.interrupts import Interrupter, chain, drop, in_numba_ta, summary
 
 THIS_FILE = os.path.abspath(__file__)
 LIST_OPS = tuple(n for n in raw_ops.__all__ if "TensorList" in n)
@@ -380,18 +380,15 @@ class Report:
         return list(dict.fromkeys(s for s, _, _ in self.failures))
 
     def message(self, limit=8):
-        lines = [f"{self.case.name}: {len(self.failures)} bad interruption points out of {self.points}"]
-        seen = set()
-        for _, where, what in self.failures:
-            key = (where, what[:60])
-            if key in seen:
-                continue
-            seen.add(key)
-            lines.append(f"  at {where}\n      {what[:400]}")
-            if len(seen) >= limit:
-                lines.append("  ...")
-                break
-        return "\n".join(lines)
+        failures = [(where, what) for _, where, what in self.failures]
+        return summary(
+            self.case.name,
+            self.points,
+            failures,
+            key=lambda where, what: (where, what[:60]),
+            shown=lambda what: what[:400],
+            limit=limit,
+        )
 
 
 def _first_diff(got, expect, path=""):

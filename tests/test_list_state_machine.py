@@ -216,17 +216,6 @@ def concat_v1_known_bug(es, attr):
     return ref.fully_defined(es) and (len(es) == 0 or not ref.compatible(tuple(attr[1:]), tuple(es[1:])))
 
 
-def misfit(lst):
-    """Whether a list (or a list inside it) has a set element that contradicts its fully defined element shape."""
-    es = lst.element_shape
-    for v in lst.items:
-        if isinstance(v, RefList) and misfit(v):
-            return True
-        if v is not None and ref.fully_defined(es) and not ref.compatible(es, ref.value_shape(v)):
-            return True
-    return False
-
-
 # --------------------------------------------------------------------------------------
 # the machine
 
@@ -308,7 +297,7 @@ class ListMachine(RuleBasedStateMachine):
             r_err = None
         except RefError as e:
             r, r_err = None, e
-        if op == "AddN" and "addn-shape" in KNOWN_BUGS and r_err is None and misfit(r):
+        if op == "AddN" and "addn-shape" in KNOWN_BUGS and r_err is None and ref.misfit(r):
             return None
         try:
             nt = NT_OPS[op](**kw_nt)
@@ -370,12 +359,25 @@ class ListMachine(RuleBasedStateMachine):
         ints = data.draw(st.lists(st.integers(-3, 9), min_size=n, max_size=n), label="values")
         return np.array(ints, np.int64).reshape(shape).astype(dtype)
 
+    def op_dtype(self, data, dt, one_in=15):
+        """The dtype argument of an op on a list of ``dt``: ``dt``, or (one draw in ``one_in``) any dtype."""
+        return dt if data.draw(st.integers(0, one_in - 1), label="wrong dtype") else self.draw_dtype(data)
+
+    def rows_tensor(self, data, dt, rows, inner, es):
+        """A tensor of ``rows`` rows of ``dt`` for a list of element shape ``es``: lists (``inner`` and the
+        variant zero, in turn) for a variant ``dt``, else values, mostly of compatible rows; None while a
+        known bug keeps rows of lists from being generated."""
+        if dt == VARIANT:  # rows of lists, pushed to lists of lists
+            if "variant-rows" in KNOWN_BUGS:
+                return None
+            return objects(*[inner if j % 2 == 0 else ZERO for j in range(rows)])
+        shape = (rows, *self.item_shape(data, es)) if data.draw(st.integers(0, 14)) else ()
+        return self.values(data, dt, shape)
+
     def item(self, data, target, inner):
         """An item for the list ``target``: of its dtype mostly; a list (``inner``) or the variant zero for a
         list of variants."""
-        dt = target.ref.dtype
-        if data.draw(st.integers(0, 14), label="wrong dtype") == 0:
-            dt = self.draw_dtype(data)
+        dt = self.op_dtype(data, target.ref.dtype)
         if dt == VARIANT:
             return ZERO if data.draw(st.integers(0, 5), label="zero item") == 0 else inner
         return self.values(data, dt, self.item_shape(data, target.ref.element_shape))
@@ -490,7 +492,7 @@ class ListMachine(RuleBasedStateMachine):
         i = self.index(data, n)
         form = data.draw(st.integers(0, 9), label="index form")
         index = i if form < 6 else np.array([i] if form < 8 else [[i]] if form < 9 else [i, i], np.int32)
-        dt = h.ref.dtype if data.draw(st.integers(0, 14), label="wrong dtype") else self.draw_dtype(data)
+        dt = self.op_dtype(data, h.ref.dtype)
         res = self.call(
             "TensorListGetItem", input_handle=h, index=index,
             element_shape=self.shape_arg(data, h.ref.element_shape), element_dtype=dt,
@@ -508,17 +510,11 @@ class ListMachine(RuleBasedStateMachine):
     def push_back_batch(self, a, b, data):
         hs = data.draw(st.sampled_from(["ab", "aa", "a", "", "a0"]), label="handles")
         handles = objects(*[{"a": a, "b": b, "0": ZERO}[c] for c in hs])
-        dt = a.ref.dtype
-        if data.draw(st.integers(0, 14), label="wrong dtype") == 0:
-            dt = self.draw_dtype(data)
+        dt = self.op_dtype(data, a.ref.dtype)
         rows = len(hs) if data.draw(st.integers(0, 9), label="bad rows") else data.draw(st.integers(0, 3))
-        if dt == VARIANT:  # rows of lists, pushed to lists of lists
-            if "variant-rows" in KNOWN_BUGS:
-                return multiple()
-            t = objects(*[b if j % 2 == 0 else ZERO for j in range(rows)])
-        else:
-            shape = (rows, *self.item_shape(data, a.ref.element_shape)) if data.draw(st.integers(0, 14)) else ()
-            t = self.values(data, dt, shape)
+        t = self.rows_tensor(data, dt, rows, b, a.ref.element_shape)
+        if t is None:
+            return multiple()
         res = self.call("TensorListPushBackBatch", input_handles=handles, tensor=t)
         if res is None:
             return multiple()
@@ -526,7 +522,7 @@ class ListMachine(RuleBasedStateMachine):
 
     @rule(target=lists, h=lists, data=st.data())
     def pop_back(self, h, data):
-        dt = h.ref.dtype if data.draw(st.integers(0, 14), label="wrong dtype") else self.draw_dtype(data)
+        dt = self.op_dtype(data, h.ref.dtype)
         res = self.call(
             "TensorListPopBack", input_handle=h, element_shape=self.shape_arg(data, h.ref.element_shape),
             element_dtype=dt,
@@ -553,17 +549,11 @@ class ListMachine(RuleBasedStateMachine):
         n = len(h.ref.items)
         k = data.draw(st.integers(0, 3), label="k")
         idx = [self.index(data, n, 2) if not self.rare(data, "past end", 4) else n + j for j in range(k)]
-        dt = h.ref.dtype
-        if data.draw(st.integers(0, 14), label="wrong dtype") == 0:
-            dt = self.draw_dtype(data)
+        dt = self.op_dtype(data, h.ref.dtype)
         rows = k if data.draw(st.integers(0, 9), label="bad rows") else data.draw(st.integers(0, 4))
-        if dt == VARIANT:
-            if "variant-rows" in KNOWN_BUGS:
-                return multiple()
-            t = objects(*[inner if j % 2 == 0 else ZERO for j in range(rows)])
-        else:
-            shape = (rows, *self.item_shape(data, h.ref.element_shape)) if data.draw(st.integers(0, 14)) else ()
-            t = self.values(data, dt, shape)
+        t = self.rows_tensor(data, dt, rows, inner, h.ref.element_shape)
+        if t is None:
+            return multiple()
         indices = (
             np.array(idx, np.int32)
             if data.draw(st.integers(0, 14), label="idx form")
@@ -575,7 +565,7 @@ class ListMachine(RuleBasedStateMachine):
     # -- whole-list reads -------------------------------------------------------------------
     @rule(h=lists, data=st.data())
     def stack(self, h, data):
-        dt = h.ref.dtype if data.draw(st.integers(0, 14), label="wrong dtype") else self.draw_dtype(data)
+        dt = self.op_dtype(data, h.ref.dtype)
         n = len(h.ref.items)
         num = data.draw(st.sampled_from([-1] * 6 + [n, n, n + 1, -2]), label="num_elements")
         self.call(
@@ -586,7 +576,7 @@ class ListMachine(RuleBasedStateMachine):
     @rule(h=lists, data=st.data())
     def gather(self, h, data):
         n = len(h.ref.items)
-        dt = h.ref.dtype if data.draw(st.integers(0, 14), label="wrong dtype") else self.draw_dtype(data)
+        dt = self.op_dtype(data, h.ref.dtype)
         idx = self.indices(data, n, data.draw(st.integers(0, 4), label="k"), extra=1)
         form = data.draw(st.integers(0, 9), label="indices form")
         indices = np.array(idx, np.int32) if form else np.array(idx[:1] or [0], np.int32).reshape(())
@@ -597,7 +587,7 @@ class ListMachine(RuleBasedStateMachine):
 
     @rule(h=lists, data=st.data())
     def concat(self, h, data):
-        dt = h.ref.dtype if data.draw(st.integers(0, 14), label="wrong dtype") else self.draw_dtype(data)
+        dt = self.op_dtype(data, h.ref.dtype)
         es = h.ref.element_shape
         if data.draw(st.booleans(), label="v2"):
             n = len(h.ref.items)
@@ -640,7 +630,7 @@ class ListMachine(RuleBasedStateMachine):
             x, y = objects(a, ZERO), objects(b, c)
         else:
             x, y = a, (a if form == "aa" else b)
-        dt = a.ref.dtype if data.draw(st.integers(0, 9), label="wrong dtype") else self.draw_dtype(data)
+        dt = self.op_dtype(data, a.ref.dtype, one_in=10)
         res = self.call("TensorListConcatLists", input_a=x, input_b=y, element_dtype=dt)
         if res is None:
             return multiple()
@@ -707,13 +697,9 @@ ListMachine.TestCase.settings = settings(stateful_step_count=STEPS)
 TestListMachine = ListMachine.TestCase
 
 
-def test_report_figures(record_property):
+def test_report_figures(machine_figures):
     """Record what the machine ran; check it ran ops, both outcomes and stale handles."""
-    if not COUNTS["examples"]:
-        pytest.skip("the state machine did not run in this session (selected alone)")
-    for k, v in COUNTS.items():
-        record_property(f"list_machine_{k}", v)
-    assert COUNTS["ops"] > COUNTS["examples"] and 0 < COUNTS["errors"] < COUNTS["ops"], COUNTS
+    machine_figures(COUNTS, "list_machine")
     assert COUNTS["stale_uses"] > 0 and COUNTS["pruned"] > 0, COUNTS
     print(f"list state machine: {COUNTS}")
 

@@ -258,16 +258,32 @@ def _tf_text(tf, e):
     return tf_kernel_message(e).split("\n")[0]  # the attribute check: without "\t; NodeDef: ..."
 
 
+def _backends(tf, op):
+    """TensorFlow's and numba_ta's :class:`Backend`, and valid arguments of ``op`` for each."""
+    tb, nb = Backend(tf, True), Backend(tf, False)
+    return tb, nb, tb.kwargs(op), nb.kwargs(op)
+
+
+def _call_both(tb, nb, op, kw_tf, kw_nb):
+    """``op`` on both backends: ``(ok_tf, result_or_error_tf, ok_nb, result_or_error_nb)``."""
+    return (*tb.call(op, kw_tf), *nb.call(op, kw_nb))
+
+
+def _assert_same_invalid_argument(tf, e_tf, e_nb):
+    """Both kernels refused with ``InvalidArgumentError``, numba_ta with TensorFlow's text."""
+    assert isinstance(e_tf, tf.errors.InvalidArgumentError), repr(e_tf)
+    assert isinstance(e_nb, errors.InvalidArgumentError), repr(e_nb)
+    assert e_nb.message == _tf_text(tf, e_tf)
+
+
 @oracle
 @pytest.mark.parametrize(("op", "arg"), CASES, ids=[f"{op}-{arg}" for op, arg in CASES])
 def test_a_tensor_of_another_dtype_is_refused_as_tf_refuses_it(tf, op, arg):
     want = dict(INPUTS[op])[arg]
-    tb, nb = Backend(tf, True), Backend(tf, False)
-    kw_tf, kw_nb = tb.kwargs(op), nb.kwargs(op)
+    tb, nb, kw_tf, kw_nb = _backends(tf, op)
     bad = _wrong(tf, want, kw_nb[arg])
     kw_tf[arg] = kw_nb[arg] = bad
-    ok_tf, e_tf = tb.call(op, kw_tf)
-    ok_nb, e_nb = nb.call(op, kw_nb)
+    ok_tf, e_tf, ok_nb, e_nb = _call_both(tb, nb, op, kw_tf, kw_nb)
     assert not ok_tf, f"TensorFlow took {bad!r}"
     assert not ok_nb, f"numba_ta took {bad!r} for {arg}: {e_nb!r}"
     assert isinstance(e_nb, errors.InvalidArgumentError), repr(e_nb)
@@ -278,8 +294,7 @@ def test_a_tensor_of_another_dtype_is_refused_as_tf_refuses_it(tf, op, arg):
         k = [a for a, _ in INPUTS[op]].index(arg)
         assert e_nb.message.startswith(f"cannot compute {op} as input #{k}(zero-based)"), e_nb.message
         return
-    assert isinstance(e_tf, tf.errors.InvalidArgumentError), repr(e_tf)
-    assert e_nb.message == _tf_text(tf, e_tf)
+    _assert_same_invalid_argument(tf, e_tf, e_nb)
 
 
 HANDLE_INPUTS = [(op, arg) for op, arg in CASES if dict(INPUTS[op])[arg] in ("resource", "variant")]
@@ -290,18 +305,14 @@ HANDLE_INPUTS = [(op, arg) for op, arg in CASES if dict(INPUTS[op])[arg] in ("re
 def test_a_list_for_an_array_and_an_array_for_a_list(tf, op, arg):
     """A TensorList where a TensorArray handle belongs is a variant tensor, and the other way round."""
     want = dict(INPUTS[op])[arg]
-    tb, nb = Backend(tf, True), Backend(tf, False)
-    kw_tf, kw_nb = tb.kwargs(op), nb.kwargs(op)
+    tb, nb, kw_tf, kw_nb = _backends(tf, op)
     if want == "resource":
         kw_tf[arg], kw_nb[arg] = tb.lst(), nb.lst()
     else:
         kw_tf[arg], kw_nb[arg] = tb.array()[0], nb.array()[0]
-    ok_tf, e_tf = tb.call(op, kw_tf)
-    ok_nb, e_nb = nb.call(op, kw_nb)
+    ok_tf, e_tf, ok_nb, e_nb = _call_both(tb, nb, op, kw_tf, kw_nb)
     assert not ok_tf and not ok_nb, (e_tf, e_nb)
-    assert isinstance(e_tf, tf.errors.InvalidArgumentError), repr(e_tf)
-    assert isinstance(e_nb, errors.InvalidArgumentError), repr(e_nb)
-    assert e_nb.message == _tf_text(tf, e_tf)
+    _assert_same_invalid_argument(tf, e_tf, e_nb)
 
 
 def test_numpy_values_are_converted_not_refused():

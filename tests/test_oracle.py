@@ -15,11 +15,13 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
+import contextlib  # noqa: E402
 import random  # noqa: E402
 import warnings  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from tests.helpers.fuzz_programs import create_kwargs, partial_shape, shape_like  # noqa: E402
 from tests.helpers.oracle_util import Runner, S, run  # noqa: E402
 
 # NUMBA_TA_ORACLE_SELFTEST=1 runs every program TF-against-TF (checks the programs' intents
@@ -1162,15 +1164,7 @@ class _Gen:
         self.pending = None
 
     def shape_like(self, shape):
-        r = self.r
-        x = r.random()
-        if x < 0.75 or not shape:
-            return tuple(shape) if x < 0.9 else r.choice(self.BASES)
-        if x < 0.88:  # other dim 0
-            return (r.randint(0, 3),) + tuple(shape[1:])
-        if x < 0.95:  # other trailing dims
-            return tuple(shape[:1]) + tuple(d + 1 for d in shape[1:]) if len(shape) > 1 else (shape[0] + 1,)
-        return tuple(shape) + (1,)
+        return shape_like(self.r, shape, self.BASES, (0.75, 0.9, 0.88, 0.95))
 
     def value(self, dtype, shape, exact=False):
         r = self.r
@@ -1198,33 +1192,13 @@ class _Gen:
     def flow(self, sym):
         return sym + "_f" if self.r.random() < 0.85 else float(self.r.randint(-2, 50))
 
-    def partial(self, shape):
-        r = self.r
-        x = r.random()
-        if x < 0.25:
-            return None
-        if x < 0.5:
-            return list(shape)
-        if x < 0.85:
-            return [d if r.random() < 0.5 else None for d in shape]
-        return [r.randint(0, 3) for _ in range(r.randint(0, 2))]
-
     def create(self):
         r = self.r
         sym = f"t{self.n}"
         self.n += 1
         dtype = r.choice(self.DTYPES[:3]) if r.random() < 0.75 else r.choice(self.DTYPES)
         shape = r.choice(self.BASES)
-        kw = dict(
-            size=r.randint(0, 4),
-            dtype=dtype,
-            element_shape=self.partial(shape),
-            dynamic_size=r.random() < 0.4,
-            clear_after_read=r.random() < 0.6,
-            identical_element_shapes=r.random() < 0.4,
-        )
-        if r.random() < 0.15:
-            kw["tensor_array_name"] = r.choice(["foo", "TensorArrayV3"])
+        kw = create_kwargs(r, r.randint(0, 4), dtype, shape, ["foo", "TensorArrayV3"])
         self.tas[sym] = dict(dtype=dtype, shape=shape, kind="fwd", fwd=sym)
         return S("V3", out=(sym, sym + "_f"), **kw)
 
@@ -1249,7 +1223,7 @@ class _Gen:
             return rd(self.index(size + (3 if info["kind"] == "grad" else 0)), h=sym, f=f, dtype=rdt)
         if op == "Gather":
             idx = [self.index(size) for _ in range(r.randint(0, 3))]
-            kw = {"element_shape": self.partial(shape)} if r.random() < 0.35 else {}
+            kw = {"element_shape": partial_shape(self.r, shape)} if r.random() < 0.35 else {}
             return ga(np.array(idx, np.int32), h=sym, f=f, dtype=rdt, **kw)
         if op == "Scatter":
             k = r.randint(0, 3)
@@ -1261,7 +1235,7 @@ class _Gen:
         if op == "Concat":
             if info["kind"] == "grad" and not self.grad_marked.get(info["key"], False):
                 return cc(h=sym, f=f, dtype=rdt, tf_crash=True)
-            kw = {"element_shape_except0": self.partial(shape[1:])} if r.random() < 0.35 else {}
+            kw = {"element_shape_except0": partial_shape(self.r, shape[1:])} if r.random() < 0.35 else {}
             return cc(h=sym, f=f, dtype=rdt, **kw)
         if op == "Split":
             n = size if r.random() < 0.8 else r.randint(0, size + 2)
@@ -1326,8 +1300,9 @@ def test_random_programs(seed):
 # end-to-end gradient: TF1 graph (control flow v1, V3 kernels) vs numba_ta.gradients
 
 
-def _tf1_graph_grad(build):
-    """Run ``build() -> (loss, x)`` in a TF1 graph with control flow v1; return d loss / d x."""
+@contextlib.contextmanager
+def _tf1_graph():
+    """A new TF1 graph, made the default, with control flow v1 and TF's warnings silenced."""
     was_v2 = tf.compat.v1.control_flow_v2_enabled()
     tf.compat.v1.disable_control_flow_v2()
     try:
@@ -1335,15 +1310,21 @@ def _tf1_graph_grad(build):
             warnings.simplefilter("ignore")
             g = tf.Graph()
             with g.as_default():
-                loss, x, ops = build()
-                assert "TensorArrayV3" in {op.type for op in g.get_operations()}
-                (dx,) = tf.compat.v1.gradients(loss, [x])
-                assert "TensorArrayGradV3" in {op.type for op in g.get_operations()}
-                with tf.compat.v1.Session(graph=g) as sess:
-                    return sess.run(dx)
+                yield g
     finally:
         if was_v2:
             tf.compat.v1.enable_control_flow_v2()
+
+
+def _tf1_graph_grad(build):
+    """Run ``build() -> (loss, x)`` in a TF1 graph with control flow v1; return d loss / d x."""
+    with _tf1_graph() as g:
+        loss, x, ops = build()
+        assert "TensorArrayV3" in {op.type for op in g.get_operations()}
+        (dx,) = tf.compat.v1.gradients(loss, [x])
+        assert "TensorArrayGradV3" in {op.type for op in g.get_operations()}
+        with tf.compat.v1.Session(graph=g) as sess:
+            return sess.run(dx)
 
 
 @needs_numba_ta
@@ -1431,21 +1412,12 @@ def test_gradient_sources_independent():
         t = tf.TensorArray(tf.float32, size=2).unstack(xt)
         return t.read(0) * 2, xt, None
 
-    was_v2 = tf.compat.v1.control_flow_v2_enabled()
-    tf.compat.v1.disable_control_flow_v2()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            gph = tf.Graph()
-            with gph.as_default():
-                loss, xt, _ = build()
-                d1 = tf.compat.v1.gradients(loss, [xt])[0]
-                d2 = tf.compat.v1.gradients(loss, [xt])[0]
-                with tf.compat.v1.Session(graph=gph) as sess:
-                    r1, r2 = sess.run([d1, d2])
-    finally:
-        if was_v2:
-            tf.compat.v1.enable_control_flow_v2()
+    with _tf1_graph() as gph:
+        loss, xt, _ = build()
+        d1 = tf.compat.v1.gradients(loss, [xt])[0]
+        d2 = tf.compat.v1.gradients(loss, [xt])[0]
+        with tf.compat.v1.Session(graph=gph) as sess:
+            r1, r2 = sess.run([d1, d2])
     np.testing.assert_array_equal(r1, [2, 0])
     np.testing.assert_array_equal(r2, [2, 0])
     g = numba_ta.gradients

@@ -157,6 +157,11 @@ def _unprivileged_runners():
     return runners
 
 
+def _run(argv, cwd, env, **kw):
+    """``subprocess.run(argv)`` in ``cwd`` with the environment ``env``, its output captured as text."""
+    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, **kw)
+
+
 @pytest.fixture
 def workdir():
     """A fresh directory that every user can enter (pytest's tmp_path is private to root)."""
@@ -191,13 +196,7 @@ def test_readonly_install_runs_every_op(workdir, shipped):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_CACHE", "PYTHON", "XDG_CACHE"))}
     env.update(PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
     env["NUMBA_TA_PRECOMPILE"] = "1" if shipped else "0"
-    install = subprocess.run(
-        [py, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", str(src)],
-        cwd=workdir,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    install = _run([py, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", str(src)], workdir, env)
     assert install.returncode == 0, f"pip install failed:\n{install.stdout}\n{install.stderr}"
 
     home = workdir / "home"
@@ -213,32 +212,20 @@ def test_readonly_install_runs_every_op(workdir, shipped):
 
     reasons = []
     for who, prefix in _unprivileged_runners():
-        probe = subprocess.run(
-            [*prefix, py, "-I", "-c", "import numba, os, sys; os.listdir(sys.prefix)"],
-            cwd=home,
-            env=env,
-            capture_output=True,
-            text=True,
-        )
+        probe = _run([*prefix, py, "-I", "-c", "import numba, os, sys; os.listdir(sys.prefix)"], home, env)
         if probe.returncode != 0:
             last = (probe.stderr.strip().splitlines() or [f"exit status {probe.returncode}"])[-1]
             reasons.append(f"{who}: {last}")
             continue
-        writable = subprocess.run(
-            [*prefix, py, "-I", "-c", "import os, sys; print(os.access(sys.prefix, os.W_OK))"],
-            cwd=home,
-            env=env,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-        if writable != "False":
+        writable = "import os, sys; print(os.access(sys.prefix, os.W_OK))"
+        if _run([*prefix, py, "-I", "-c", writable], home, env).stdout.strip() != "False":
             reasons.append(f"{who}: can still write into the read-only venv")
             continue
         break
     else:
         pytest.skip("no way to run a process without write access here: " + "; ".join(reasons))
 
-    run = subprocess.run([*prefix, *cmd], cwd=home, env=env, capture_output=True, text=True, timeout=1800)
+    run = _run([*prefix, *cmd], home, env, timeout=1800)
     report = f"ran as {who}\nstdout:\n{run.stdout}\nstderr:\n{run.stderr}"
     assert run.returncode == 0, report
     assert run.stdout.splitlines()[-1:] == ["OK"], report

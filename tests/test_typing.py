@@ -20,19 +20,18 @@ from numba_ta.cli import main
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _run_module(*args, timeout):
+    """``python -m <args>`` from the repository root, its output captured as text."""
+    return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
 def test_version_option_in_process(capsys):
     assert main(["--version"]) == 0
     assert capsys.readouterr().out.strip() == f"numba-ta {numba_ta.__version__}"
 
 
 def test_version_command():
-    proc = subprocess.run(
-        [sys.executable, "-m", "numba_ta", "--version"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    proc = _run_module("numba_ta", "--version", timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert f"numba-ta {numba_ta.__version__}" in proc.stdout
     assert numba_ta.__version__ in proc.stdout
@@ -53,11 +52,5 @@ def test_py_typed_listed_as_package_data():
 
 @pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy is not installed (the typing extra)")
 def test_mypy_numba_ta_is_clean():
-    proc = subprocess.run(
-        [sys.executable, "-m", "mypy", "numba_ta"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+    proc = _run_module("mypy", "numba_ta", timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr

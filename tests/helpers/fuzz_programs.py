@@ -34,7 +34,7 @@ import numpy as np
 from numba_ta import raw_ops
 from tests.helpers.reference import Reference
 
-__all__ = ["FuzzStep", "make_program", "run_numba_only", "main"]
+__all__ = ["FuzzStep", "create_kwargs", "make_program", "partial_shape", "run_numba_only", "shape_like", "main"]
 
 DTYPES = ["float32", "int32", "float64", "bool", "int64", "float16", "complex64", "uint8", "int8", "complex128"]
 COMMON = DTYPES[:3]
@@ -64,6 +64,58 @@ def typed_values(ints, dtype, shape):
     elif dt.kind == "u":
         v = np.abs(v)
     return v.astype(dt)
+
+
+def shape_like(r, shape, bases, cuts):
+    """A value shape for an element of base shape ``shape``, drawn from the ``random.Random`` ``r``.
+
+    With ``cuts = (c0, c1, c2, c3)``, a draw ``x``: below ``c0`` (or for a scalar ``shape``),
+    ``shape`` itself, or one of ``bases`` when ``x >= c1``; else, below ``c2``, another leading
+    dimension (ragged storage); below ``c3``, other trailing dimensions; else one more dimension.
+    """
+    x = r.random()
+    if x < cuts[0] or not shape:
+        return tuple(shape) if x < cuts[1] else r.choice(bases)
+    if x < cuts[2]:  # other leading dimension: ragged storage
+        return (r.randint(0, 3),) + tuple(shape[1:])
+    if x < cuts[3]:  # other trailing dimensions
+        return tuple(shape[:1]) + tuple(d + 1 for d in shape[1:]) if len(shape) > 1 else (shape[0] + 1,)
+    return tuple(shape) + (1,)
+
+
+def partial_shape(r, shape):
+    """A random ``element_shape`` argument for an array whose values have ``shape``.
+
+    Drawn from the ``random.Random`` ``r``: unknown (``None``), ``shape`` itself, ``shape``
+    with some dimensions unknown, or a short shape of its own (often incompatible).
+    """
+    x = r.random()
+    if x < 0.25:
+        return None
+    if x < 0.5:
+        return list(shape)
+    if x < 0.85:
+        return [d if r.random() < 0.5 else None for d in shape]
+    return [r.randint(0, 3) for _ in range(r.randint(0, 2))]
+
+
+def create_kwargs(r, size, dtype, shape, names):
+    """The keywords of a random ``TensorArrayV3`` of ``size`` and ``dtype`` whose values have ``shape``.
+
+    Drawn from the ``random.Random`` ``r``: an ``element_shape`` (:func:`partial_shape`), the
+    three flags, and now and then a ``tensor_array_name`` out of ``names``.
+    """
+    kw = dict(
+        size=size,
+        dtype=dtype,
+        element_shape=partial_shape(r, shape),
+        dynamic_size=r.random() < 0.4,
+        clear_after_read=r.random() < 0.6,
+        identical_element_shapes=r.random() < 0.4,
+    )
+    if r.random() < 0.15:
+        kw["tensor_array_name"] = r.choice(names)
+    return kw
 
 
 #: Short op names ("Write", "GradWithShape", "V3") -> the raw ops' names ("TensorArrayWriteV3" ...).
@@ -117,15 +169,7 @@ class _Gen:
         return [s for s in self.handles if not self.state(s)["closed"]]
 
     def shape_like(self, shape):
-        r = self.r
-        x = r.random()
-        if x < 0.78 or not shape:
-            return tuple(shape) if x < 0.93 else r.choice(BASES)
-        if x < 0.9:  # other leading dimension: ragged storage
-            return (r.randint(0, 3),) + tuple(shape[1:])
-        if x < 0.96:  # other trailing dimensions
-            return tuple(shape[:1]) + tuple(d + 1 for d in shape[1:]) if len(shape) > 1 else (shape[0] + 1,)
-        return tuple(shape) + (1,)
+        return shape_like(self.r, shape, BASES, (0.78, 0.93, 0.9, 0.96))
 
     def value(self, dtype, shape, exact=False):
         r = self.r
@@ -169,17 +213,6 @@ class _Gen:
     def flow(self, sym):
         return f"{sym}_f" if self.r.random() < 0.85 else float(self.r.choice([0.0, -1.5, 3.0, 42.0]))
 
-    def partial(self, shape):
-        r = self.r
-        x = r.random()
-        if x < 0.25:
-            return None
-        if x < 0.5:
-            return list(shape)
-        if x < 0.85:
-            return [d if r.random() < 0.5 else None for d in shape]
-        return [r.randint(0, 3) for _ in range(r.randint(0, 2))]
-
     # -- steps -------------------------------------------------------------------------
     def create(self):
         r = self.r
@@ -187,16 +220,7 @@ class _Gen:
         self.n += 1
         dtype = r.choice(COMMON) if r.random() < 0.7 else r.choice(DTYPES)
         base = r.choice(BASES)
-        kw = dict(
-            size=r.choice([0, 1, 2, 3, 3, 4, 5]),
-            dtype=dtype,
-            element_shape=self.partial(base),
-            dynamic_size=r.random() < 0.4,
-            clear_after_read=r.random() < 0.6,
-            identical_element_shapes=r.random() < 0.4,
-        )
-        if r.random() < 0.15:
-            kw["tensor_array_name"] = r.choice(["foo", "TensorArrayV3", "a_1"])
+        kw = create_kwargs(r, r.choice([0, 1, 2, 3, 3, 4, 5]), dtype, base, ["foo", "TensorArrayV3", "a_1"])
         self.info[sym] = dict(dtype=dtype, base=base, kind="fwd", fwd=sym)
         return FuzzStep("V3", kw, (sym, f"{sym}_f"))
 
@@ -233,7 +257,7 @@ class _Gen:
                 idx = list(range(min(st["size"], k))) or idx
             kw = dict(handle=sym, indices=np.array(idx, np.int32), flow_in=f, dtype=rdt)
             if r.random() < 0.35:
-                kw["element_shape"] = self.partial(base)
+                kw["element_shape"] = partial_shape(self.r, base)
             return FuzzStep("Gather", kw)
         if op == "Scatter":
             k = r.randint(0, 4)
@@ -255,7 +279,7 @@ class _Gen:
                 return FuzzStep("Size", dict(handle=sym, flow_in=f))
             kw = dict(handle=sym, flow_in=f, dtype=rdt)
             if r.random() < 0.3:
-                kw["element_shape_except0"] = self.partial(base[1:])
+                kw["element_shape_except0"] = partial_shape(self.r, base[1:])
             return FuzzStep("Concat", kw, tf_crash=crash)
         if op == "Split":
             n = st["size"] if r.random() < 0.8 else r.randint(0, st["size"] + 2)

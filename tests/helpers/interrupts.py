@@ -234,3 +234,23 @@ def chain(exc):
         out.append(exc)
         exc = exc.__cause__ or exc.__context__
     return out
+
+
+def summary(name, points, failures, key, shown=None, limit=8):
+    """A case's bad interruption points as text: a count, then the first ``limit`` distinct ones.
+
+    ``failures`` are ``(where, what)`` pairs; a pair whose ``key(where, what)`` was shown already is
+    skipped, and ``what`` is printed as ``shown(what)`` (unchanged without ``shown``).
+    """
+    lines = [f"{name}: {len(failures)} bad interruption points out of {points}"]
+    seen = set()
+    for where_, what in failures:
+        k = key(where_, what)
+        if k in seen:
+            continue
+        seen.add(k)
+        lines.append(f"  at {where_}\n      {what if shown is None else shown(what)}")
+        if len(seen) >= limit:
+            lines.append("  ...")
+            break
+    return "\n".join(lines)

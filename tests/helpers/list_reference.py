@@ -155,6 +155,17 @@ def value_shape(v):
     return v.shape if isinstance(v, np.ndarray) else ()
 
 
+def misfit(lst):
+    """Whether a list (or a list inside it) has a set element that contradicts its fully defined element shape."""
+    es = lst.element_shape
+    for v in lst.items:
+        if isinstance(v, RefList) and misfit(v):
+            return True
+        if v is not None and fully_defined(es) and not compatible(es, value_shape(v)):
+            return True
+    return False
+
+
 def as_item(v, dtype):
     """A value as a list stores it."""
     if dtype == VARIANT:

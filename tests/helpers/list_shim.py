@@ -132,6 +132,18 @@ class NumpyTF:
         return out
 
 
+def _named(op, fn, arg):
+    """``fn(arg)``; an ``OpError`` it raises without an op name gets ``op`` (TensorFlow's name)."""
+    from numba_ta import errors
+
+    try:
+        return fn(arg)
+    except errors.OpError as e:
+        if e.op is None:
+            e.op = op
+        raise
+
+
 class NumbaOps:
     """``tf.raw_ops`` for tensorlist_probe.py: numba_ta's ops, looked up on use (so this module imports
     before the ops exist), and ``ZerosLike``/``AddN`` on lists from ``numba_ta.gradients``.
@@ -148,25 +160,15 @@ class NumbaOps:
 
     @staticmethod
     def ZerosLike(x):  # noqa: N802 - TF's op name
-        from numba_ta import errors, gradients
+        from numba_ta import gradients
 
-        try:
-            return gradients.tensor_list_zeros_like(x)
-        except errors.OpError as e:
-            if e.op is None:
-                e.op = "ZerosLike"
-            raise
+        return _named("ZerosLike", gradients.tensor_list_zeros_like, x)
 
     @staticmethod
     def AddN(inputs):  # noqa: N802 - TF's op name
-        from numba_ta import errors, gradients
+        from numba_ta import gradients
 
-        try:
-            return gradients.tensor_list_add_n(inputs)
-        except errors.OpError as e:
-            if e.op is None:
-                e.op = "AddN"
-            raise
+        return _named("AddN", gradients.tensor_list_add_n, inputs)
 
 
 # ----------------------------------------------------------------------------------------

@@ -2586,21 +2586,8 @@ P(
     "every other numba_ta dtype adds",
     lambda: tuple(
         obs(ST(AN(FT(tf.constant([1, 2], d)), FT(tf.constant([3, 4], d))), dt=d))
-        for d in (
-            tf.int8,
-            tf.int16,
-            tf.int32,
-            tf.int64,
-            tf.uint8,
-            tf.uint16,
-            tf.uint32,
-            tf.uint64,
-            tf.float16,
-            tf.float32,
-            tf.float64,
-            tf.complex64,
-            tf.complex128,
-        )
+        for d in _DTYPES()
+        if d != tf.bool
     ),
     "(int8[2] [4, 6], int16[2] [4, 6], int32[2] [4, 6], int64[2] [4, 6], uint8[2] [4, 6], uint16[2] [4, 6], "
     "uint32[2] [4, 6], uint64[2] [4, 6], float16[2] [4.0, 6.0], float32[2] [4.0, 6.0], float64[2] [4.0, 6.0], "
