@@ -485,12 +485,12 @@ def _toy_read_only(c):
 
 def _toy_set_then_commit(c):
     """Changes the storage, then (after a line where a signal can land) records it: the bug to catch."""
-    st = c.target._st
+    store = c.target._store
     done = []
-    st.set(0, val((2,), 9), done)  # stored; its undo entry kept aside
+    store.set(0, val((2,), 9), done)  # stored; its undo entry kept aside
     marker = (MANY_ENTRY, done)
-    st.log.append(marker)  # recorded (the version bump) only now
-    return st._new_version()
+    store.log.append(marker)  # recorded (the version bump) only now
+    return store._new_version()
 
 
 def _toy_commit_only_at_the_end(c):

@@ -90,7 +90,7 @@ OUTCOMES = Counter()  # (op, "ok" / error code) -> count
 
 def peek(h):
     """The storage of ``h``'s version, without materializing it: a stale version is rebuilt on a copy."""
-    st_ = h._st
+    st_ = h._store
     if h._v == st_.ver:
         return st_
     copy = st_.copy()
@@ -101,7 +101,7 @@ def peek(h):
 
 def check_versions(h, what):
     """The version bookkeeping of a live handle."""
-    s = h._st
+    s = h._store
     assert s.base <= h._v <= s.ver, f"{what}: version {h._v} outside [{s.base}, {s.ver}]"
     assert s.alive.get(h._v, 0) > 0, f"{what}: version {h._v} not alive ({s.alive})"
     assert len(s.log) == s.ver - s.base, f"{what}: log of {len(s.log)} entries for versions {s.base}..{s.ver}"
@@ -287,7 +287,7 @@ class ListMachine(RuleBasedStateMachine):
         for v in kw.values():
             flat = v.reshape(-1).tolist() if isinstance(v, np.ndarray) and v.dtype == VARIANT else v
             for s in flat if isinstance(flat, list) else [flat]:
-                if isinstance(s, Slot) and s.nt._v != s.nt._st.ver:
+                if isinstance(s, Slot) and s.nt._v != s.nt._store.ver:
                     COUNTS["stale_uses"] += 1
         kw_nt = {k: conv(v, "nt") for k, v in kw.items()}
         kw_ref = {k: conv(v, "ref") for k, v in kw.items()}
@@ -680,7 +680,7 @@ class ListMachine(RuleBasedStateMachine):
     def drop(self, h):
         """Forget a handle (numba_ta prunes the undo log entries no live handle needs)."""
         self.slots.remove(h)
-        store, base = h.nt._st, h.nt._st.base
+        store, base = h.nt._store, h.nt._store.base
         h.nt = h.ref = None
         COUNTS["pruned"] += store.base > base
 

@@ -36,10 +36,10 @@ def _empty(shape=-1, dtype=F32):
 
 def test_a_loop_that_drops_its_handles_shares_one_storage_and_keeps_no_undo_log():
     h = _empty([2])
-    first = h._st
+    first = h._store
     for k in range(200):
         h = R.TensorListPushBack(input_handle=h, tensor=np.full(2, k, F32))
-    assert h._st is first  # no copy was made
+    assert h._store is first  # no copy was made
     assert len(first.log) == 0  # the freed handles let the log go
     np.testing.assert_array_equal(_stack(h)[:, 0], np.arange(200, dtype=F32))
 
@@ -76,12 +76,12 @@ def test_every_kept_version_still_holds_its_list():
 def test_a_stale_handle_gets_a_storage_of_its_own_once():
     a = R.TensorListFromTensor(tensor=np.arange(6, dtype=F32).reshape(3, 2), element_shape=-1)
     b = R.TensorListSetItem(input_handle=a, index=1, item=np.zeros(2, F32))
-    assert a._st is b._st and a._v < b._v
+    assert a._store is b._store and a._v < b._v
     np.testing.assert_array_equal(_stack(a), np.arange(6, dtype=F32).reshape(3, 2))
-    assert a._st is not b._st  # materialized
-    store = a._st
+    assert a._store is not b._store  # materialized
+    store = a._store
     R.TensorListLength(input_handle=a)
-    assert a._st is store  # and only once
+    assert a._store is store  # and only once
     np.testing.assert_array_equal(_stack(b)[1], [0, 0])
 
 
@@ -129,7 +129,7 @@ def test_failed_ops_change_nothing():
     ):
         with pytest.raises(InvalidArgumentError):
             bad()
-        assert a._v == a._st.ver  # still the newest version: nothing was logged
+        assert a._v == a._store.ver  # still the newest version: nothing was logged
         np.testing.assert_array_equal(_stack(a), [[1, 1]])
 
 
@@ -189,10 +189,10 @@ def test_freed_old_versions_let_the_log_go():
     for k in range(10):
         keep.append(h)
         h = R.TensorListPushBack(input_handle=h, tensor=np.full(1, k, F32))
-    assert len(h._st.log) == 10
+    assert len(h._store.log) == 10
     del keep
     gc.collect()
-    assert len(h._st.log) == 0
+    assert len(h._store.log) == 0
 
 
 def test_an_op_of_several_changes_that_fails_half_way_changes_nothing(monkeypatch):
@@ -216,7 +216,7 @@ def test_an_op_of_several_changes_that_fails_half_way_changes_nothing(monkeypatc
         calls.clear()
         R.TensorListConcatLists(input_a=b, input_b=b, element_dtype=F32)
     monkeypatch.undo()
-    assert a._v == a._st.ver and b._v == b._st.ver  # nothing was logged
+    assert a._v == a._store.ver and b._v == b._store.ver  # nothing was logged
     np.testing.assert_array_equal(_stack(a), np.arange(6, dtype=F32).reshape(3, 2))
     assert R.TensorListLength(input_handle=b) == 2
     got = R.TensorListConcatV2(input_handle=b, element_shape=-1, leading_dims=[], element_dtype=F32).tensor

@@ -400,7 +400,7 @@ def TensorListGetItem(  # noqa: N802
         h = input_handle if type(input_handle) is TensorListHandle else _list(input_handle, "TensorListGetItem")
         if type(element_shape) is not int:
             _check_shape_input(element_shape, "TensorListGetItem")
-        store = h._st
+        store = h._store
         if h._v != store.base + len(store.log):  # (store.ver, inline)
             store = store.materialize(h)
         _check_dtype(dt, store)
@@ -476,7 +476,7 @@ def TensorListSetItem(  # noqa: N802
     try:
         h = input_handle if type(input_handle) is TensorListHandle else _list(input_handle, "TensorListSetItem")
         v = item if type(item) is np.ndarray and item.dtype.isnative else _value(item, "item")
-        store = h._st
+        store = h._store
         if h._v != store.base + len(store.log):  # (store.ver, inline)
             store = store.materialize(h)
         _check_dtype(v.dtype, store)
@@ -546,7 +546,7 @@ def TensorListPushBack(input_handle: Any, tensor: Any, name: str | None = None) 
         # the common case inlined: a handle and a native ndarray
         h = input_handle if type(input_handle) is TensorListHandle else _list(input_handle, "TensorListPushBack")
         v = tensor if type(tensor) is np.ndarray and tensor.dtype.isnative else _value(tensor, "tensor")
-        store = h._st
+        store = h._store
         if h._v != store.base + len(store.log):  # (store.ver, inline)
             store = store.materialize(h)
         if v.shape != store.ok_shape:
@@ -698,7 +698,7 @@ def TensorListPopBack(  # noqa: N802
         h = input_handle if type(input_handle) is TensorListHandle else _list(input_handle, "TensorListPopBack")
         if type(element_shape) is not int:
             _check_shape_input(element_shape, "TensorListPopBack")
-        store = h._st
+        store = h._store
         if h._v != store.base + len(store.log):  # (store.ver, inline)
             store = store.materialize(h)
         _check_dtype(dt, store)

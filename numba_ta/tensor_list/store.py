@@ -181,10 +181,10 @@ class TensorListHandle:
     TensorListHandle(float, [2], 1 element)
     """
 
-    __slots__ = ("_st", "_v", "__weakref__")
+    __slots__ = ("_store", "_v", "__weakref__")
 
     def __init__(self, store, version):
-        self._st = store
+        self._store = store
         self._v = version
         alive = store.alive
         alive[version] = alive.get(version, 0) + 1
@@ -195,24 +195,24 @@ class TensorListHandle:
         Exceptions are swallowed: at interpreter shutdown the storage may be half torn down.
         """
         try:
-            self._st.forget(self._v)
+            self._store.forget(self._v)
         except Exception:  # noqa: BLE001 - interpreter shutdown: nothing left to tidy
             pass
 
     @property
     def element_dtype(self):
         """numpy.dtype: the elements' dtype (``object`` for a list of variants)."""
-        return self._st.dtype
+        return self._store.dtype
 
     @property
     def element_shape(self):
         """Tuple of (int or None), or None: the list's element shape (None: unknown rank)."""
-        return self._st.element_shape
+        return self._store.element_shape
 
     @property
     def max_num_elements(self):
         """int: the size limit of ``TensorListPushBack`` (-1: none)."""
-        return self._st.max_num_elements
+        return self._store.max_num_elements
 
     def __len__(self):
         """Return the list's length (``TensorListLength``); a stale handle is materialized first, O(size)."""
@@ -220,7 +220,7 @@ class TensorListHandle:
 
     def __repr__(self):
         """Return ``TensorListHandle(<TF dtype name>, <element shape>, <n> element(s))``: see the class example."""
-        store = self._st
+        store = self._store
         n = len(self)
         es = partial_str(store.element_shape)
         return f"TensorListHandle({dtype_name(store.dtype)}, {es}, {n} element{'' if n == 1 else 's'})"
@@ -266,7 +266,7 @@ def dtype_name(dtype):
 
 def store_of(h):
     """Return the storage holding ``h``'s version, materializing a stale handle first (the newest is in place)."""
-    store = h._st
+    store = h._store
     if h._v != store.base + len(store.log):  # (store.ver, inline)
         store = store.materialize(h)
     return store
@@ -298,7 +298,7 @@ class _Store:
         """Return the first handle of the newest version, just made by a change's append to the log."""
         v = self.base + len(self.log)
         h = _new_handle(TensorListHandle)  # (TensorListHandle(self, v), without the call)
-        h._st, h._v = self, v
+        h._store, h._v = self, v
         self.alive[v] = 1
         return h
 
@@ -367,7 +367,7 @@ class _Store:
             # entries below v and so move the log's start; the entries from v on stay, as h is alive)
             copy.undo(self.log[u - self.base])
         copy.alive[0] = 1
-        h._st, h._v = copy, 0
+        h._store, h._v = copy, 0
         self.forget(v)
         return copy
 
@@ -626,7 +626,7 @@ class NumericStore(_Store):
                 return None
             v = self.base + len(self.log)  # (self._new_version(), inline: the loops of pushes)
             out = _new_handle(TensorListHandle)
-            out._st, out._v = self, v
+            out._store, out._v = self, v
             self.alive[v] = 1
             return out
         self._views()
