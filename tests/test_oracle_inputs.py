@@ -749,6 +749,25 @@ def test_oracle_flow_in(flow):
 
 @pytest.mark.oracle
 @needs_tf
+def test_oracle_tensor_shape_indexing_and_slicing():
+    # numba_ta.TensorShape indexes and slices as tf.TensorShape does, an unknown rank included
+    keys = [0, 1, -1, 5, slice(None), slice(1, None), slice(1, 3), slice(0, 0), slice(3, 1), slice(-2, None),
+            slice(None, 2), slice(-1, 2), slice(1, -1), slice(None, None, 2), slice(0, 3, 1)]  # fmt: skip
+    for dims in [None, [], [2], [2, None, 3], [None, None]]:
+        for key in keys:
+            outcomes = []
+            for cls in (tf.TensorShape, numba_ta.TensorShape):
+                try:
+                    got = cls(dims)[key]
+                    outcomes.append(("value", got.as_list() if got.rank is not None else "unknown")
+                                    if hasattr(got, "rank") else ("value", got))  # fmt: skip
+                except Exception as e:  # noqa: BLE001  # the exception is the outcome compared
+                    outcomes.append((type(e).__name__, str(e)))
+            assert outcomes[0] == outcomes[1], (dims, key, outcomes)
+
+
+@pytest.mark.oracle
+@needs_tf
 def test_oracle_shape_to_prepend_forms():
     from tensorflow.core.framework import tensor_shape_pb2
 

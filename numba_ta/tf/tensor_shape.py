@@ -337,12 +337,28 @@ class TensorShape:
     def __getitem__(self, key: SupportsIndex | slice) -> int | None | TensorShape:
         """Return dimension ``key`` (int, or None if unknown), or the :class:`TensorShape` a slice selects.
 
-        An index out of range raises ``IndexError``.  For an unknown rank any index gives
-        None and any slice ``TensorShape(None)`` (``tf.TensorShape`` gives a slice with
-        non-negative bounds the rank ``stop - start``).
+        An index out of range raises ``IndexError``.  For an unknown rank, as in
+        ``tf.TensorShape``: any index gives None; a slice with a step raises
+        ``ValueError``; a slice with no stop, or a negative bound, gives
+        ``TensorShape(None)``; else ``stop - start`` unknown dimensions (none when
+        ``stop < start``).
+
+        Examples
+        --------
+        >>> TensorShape([2, None, 3])[1:], TensorShape([2, None, 3])[0]
+        (TensorShape([None, 3]), 2)
+        >>> TensorShape(None)[1:3], TensorShape(None)[1:]
+        (TensorShape([None, None]), TensorShape(None))
         """
         if self._dims is None:
-            return TensorShape(None) if isinstance(key, slice) else None
+            if not isinstance(key, slice):
+                return None
+            if key.step is not None:
+                raise ValueError("Steps are not yet handled")
+            start = 0 if key.start is None else key.start
+            if key.stop is None or start < 0 or key.stop < 0:
+                return TensorShape(None)
+            return TensorShape([None] * (key.stop - start))
         if isinstance(key, slice):
             return TensorShape(self._dims[key])
         return self._dims[key]
