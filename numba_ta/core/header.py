@@ -9,8 +9,8 @@ namespace::
     n = hdr[H.SIZE]
 
 Compiled code sees ``H.SIZE`` as a constant (Numba reads a module's integer
-attributes at compile time), Python code as one attribute load: the names cost
-nothing against bare integers.  :func:`new` makes a header.
+attributes at compile time); Python code pays one module attribute load, about a
+nanosecond over a bare integer.  :func:`new` makes a header.
 
 ============== ==== ===================================================================
 slot           kind meaning
