@@ -939,8 +939,9 @@ def copy_shapes(g, f, prepend):
 def gradient_of(f, name, h, es, es_known, prepend):
     """``(status, g)``: a new gradient array ``g`` of ``f`` (TF's ``TensorArrayGradV3``, after its checks).
 
-    ``h`` is a fresh :func:`header` of ``f``'s dtype (its policies set), which the array takes
-    as its ``hdr``.  It has ``f``'s size and shape rules and the element shape ``es``
+    ``h`` is a fresh header of ``f``'s dtype (:func:`numba_ta.core.memory.new_header`: its
+    policies set), which the array takes as its ``hdr``.  It has ``f``'s size and shape rules
+    and the element shape ``es``
     (``es_known``: whether it is known); every slot written in ``f`` is a soft zero of
     ``prepend`` + its shape (:func:`copy_shapes`).  Fails as ``copy_shapes`` and the
     metadata's allocation do, the error recorded in ``f``'s ``err`` (``g`` is then ``f``);
