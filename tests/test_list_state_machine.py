@@ -105,7 +105,9 @@ def check_versions(h, what):
     assert s.base <= h._v <= s.ver, f"{what}: version {h._v} outside [{s.base}, {s.ver}]"
     assert s.alive.get(h._v, 0) > 0, f"{what}: version {h._v} not alive ({s.alive})"
     assert len(s.log) == s.ver - s.base, f"{what}: log of {len(s.log)} entries for versions {s.base}..{s.ver}"
-    assert s.base == min(s.alive), f"{what}: log starts at {s.base} but the oldest live version is {min(s.alive)}"
+    assert s.first == min(s.alive), f"{what}: log kept from {s.first} but the oldest live version is {min(s.alive)}"
+    held = [e is not None for e in s.log]  # the entries before the oldest live version are released, the rest held
+    assert held == [k >= s.first - s.base for k in range(len(s.log))], f"{what}: entries held {held}, from {s.first}"
 
 
 def nt_value(h, depth=0):
@@ -680,9 +682,9 @@ class ListMachine(RuleBasedStateMachine):
     def drop(self, h):
         """Forget a handle (numba_ta prunes the undo log entries no live handle needs)."""
         self.slots.remove(h)
-        store, base = h.nt._store, h.nt._store.base
+        store, first = h.nt._store, h.nt._store.first
         h.nt = h.ref = None
-        COUNTS["pruned"] += store.base > base
+        COUNTS["pruned"] += store.first > first
 
     # -- the invariant ----------------------------------------------------------------------
     @invariant()

@@ -44,6 +44,23 @@ def test_a_loop_that_drops_its_handles_shares_one_storage_and_keeps_no_undo_log(
     np.testing.assert_array_equal(_stack(h)[:, 0], np.arange(200, dtype=F32))
 
 
+def test_freeing_kept_versions_oldest_first_releases_their_entries_and_bounds_the_log():
+    versions = [_empty([2])]
+    for k in range(600):
+        versions.append(R.TensorListPushBack(input_handle=versions[-1], tensor=np.full(2, k, F32)))
+    store = versions[-1]._store
+    for k in range(599):
+        versions[k] = None  # versions k + 1 ... 600 stay alive
+        assert store.first == k + 1
+        released = store.first - store.base  # the entries no live handle needs, kept as None until a rebuild
+        assert all(e is None for e in list(store.log)[:released])
+        assert all(e is not None for e in list(store.log)[released:])
+        assert len(store.log) <= 2 * (600 - k) + 32  # rebuilt once half of it is released
+    np.testing.assert_array_equal(_stack(versions[599])[:, 0], np.arange(599, dtype=F32))
+    versions[599] = None
+    assert len(store.log) == 0  # only the newest version is alive: nothing to undo
+
+
 def test_every_kept_version_still_holds_its_list():
     versions = [_empty([2])]
     for k in range(30):

@@ -27,7 +27,8 @@ restores values (it does not reverse a delta), so it undoes a change made in ful
 or not at all.  So wherever an exception lands -- a signal's ``KeyboardInterrupt`` between
 any two statements included -- the input handle is already stale and reads its own version
 through the entry: an op's effect appears at once or not at all, with no handler that must
-run.  Dropping log entries (:meth:`_Store.forget`) replaces the log and its base in one
+run.  Dropping log entries (:meth:`_Store.forget`) releases each with one store (the log
+keeps its length) and, once they are half of it, replaces the log and its base in one
 statement.
 
 So a loop of ``n`` pushes, sets or pops on a list that only the loop holds costs
@@ -273,6 +274,9 @@ def store_of(h):
 
 
 # --------------------------------------------------------------------------- storage
+_COMPACT = 32  # released log entries (None) a log keeps before it is rebuilt without them
+
+
 class _Store:
     """What both kinds of storage share: the constants of the lineage, the versions and the undo log."""
 
@@ -282,6 +286,7 @@ class _Store:
         self.max_num_elements = max_num_elements
         self.base = 0  # the version the first log entry undoes to
         self.log = deque()  # log[k] undoes version base + k + 1 into base + k
+        self.first = 0  # the oldest version a live handle may need: the entries before it are None
         self.alive = {}  # version -> live handles
         self.ok_shape = None  # the shape of the last element stored (compatible with the element shape)
 
@@ -347,16 +352,28 @@ class _Store:
             alive[version] = left
             return
         del alive[version]
+        first = self.first
+        if version != first and first in alive:  # (first not alive: an earlier forget was interrupted)
+            return
+        log = self.log
         base = self.base
-        if version == base:
-            log = self.log
-            top = base + len(log)
-            k = base + 1
-            while k < top and k not in alive:
-                k += 1
-            # one statement: the base and the log move together (the newest version stays base + len(log)),
-            # the old log freed only after both are stored
-            self.base, self.log = k, (deque() if k == top else deque(itertools.islice(log, k - base, None)))
+        top = base + len(log)
+        k = first + 1
+        while k < top and k not in alive:
+            k += 1
+        if k == top:  # no handle needs an entry (a loop that drops its old handles): an empty log
+            # one statement: the base and the log move together (the newest version stays base + len(log))
+            self.base, self.log, self.first = k, deque(), k
+            return
+        # the entries no living handle needs are released one store each (the log's length, so the
+        # newest version, does not change); the log is rebuilt only once they are half of it, so a
+        # version freed costs O(1) amortized however many later versions are alive
+        for j in range(first - base, k - base):
+            log[j] = None
+        self.first = k
+        if k - base >= _COMPACT and 2 * (k - base) >= len(log):
+            # one statement: the base and the log move together (the newest version stays base + len(log))
+            self.base, self.log = k, deque(itertools.islice(log, k - base, None))
 
     def materialize(self, h):
         """Give the stale handle ``h`` a storage of its own holding its version; return it."""
@@ -614,9 +631,10 @@ class NumericStore(_Store):
         n = h[H.SIZE]
         if value.shape == self._fshape and i < self._fn and h[H.GEN] == self._gen and not self._stv[i]:
             # the fast path (see _arm): a fresh dense row; the state is stored last
-            if into is not None:
-                entry = (SET_ENTRY, n, (i, 0, 0, 0) if i < n else None, None, -1)
-                (self.log if into is LOG else into).append(entry)  # with LOG, the commit
+            if into is LOG:
+                self.log.append((SET_ENTRY, n, (i, 0, 0, 0) if i < n else None, None, -1))  # the commit
+            elif into is not None:
+                into.append((SET_ENTRY, n, (i, 0, 0, 0) if i < n else None, None, -1))
             self._frows[i] = value
             if i < n:
                 self._offv[i], self._sidv[i], self._stv[i] = i * self._fw, self._fsid, _FRESH
@@ -624,7 +642,8 @@ class NumericStore(_Store):
                 self._offv[i], self._sidv[i], self._stv[i], h[H.SIZE] = i * self._fw, self._fsid, _FRESH, i + 1
             if into is not LOG:
                 return None
-            v = self.base + len(self.log)  # (self._new_version(), inline: the loops of pushes)
+            v = self.base + len(self.log)  # (self._new_version(), inline: the loops of pushes; read afresh:
+            # a handle the garbage collector frees meanwhile may have rebuilt the log)
             out = _new_handle(TensorListHandle)
             out._store, out._v = self, v
             self.alive[v] = 1
