@@ -451,11 +451,16 @@ def test_same_array_twice_in_one_call_is_refused():
 
 @pytest.mark.jit_only("a compiled call holds the array's lock")
 def test_python_thread_sees_a_compiled_call_whole():
-    """A Python thread's op on an array waits for a compiled call that holds it: all or nothing."""
-    n = 20_000
+    """A Python thread's op on an array waits for a compiled call that holds it: all or nothing.
+
+    ``nogil``: the other thread runs while the compiled loop does, so only the array's lock
+    keeps it from seeing a size between 0 and ``n`` (with a no-op lock in place of the array's, it
+    saw 8 to 290 of them in each of 5 runs; without ``nogil`` the GIL alone would hide them).
+    """
+    n = 200_000
     rows = np.ones((n, 4), np.float32)
 
-    @numba.njit
+    @numba.njit(nogil=True)
     def fill(ta, rows):
         for i in range(rows.shape[0]):
             ta = ta.write(i, rows[i])

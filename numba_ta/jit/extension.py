@@ -34,7 +34,11 @@ raised) runs :func:`_leave`:
 it takes over a change of the class's element shape made in compiled code and
 releases the lock.  So a Python-level op and a compiled op on the same array
 see one state, and a compiled call holds the array for its whole duration:
-another thread's op on that array waits for it (the thread-safety rule).
+another thread's op on that array waits for it (the thread-safety rule).  A call's
+arrays are locked in one global order, whatever their argument order
+(:func:`_wait_in_order`), so calls over several arrays from several threads cannot
+deadlock; a Python op from inside the call (objmode) on an array it holds raises
+``RuntimeError`` (``Storage.check_not_held``) instead of waiting for the call.
 
 Element rank
 ------------
@@ -49,6 +53,7 @@ an op returning an element of another rank than the type's raises
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 
@@ -185,12 +190,14 @@ def array_type(dtype, ndim):
 
 # --------------------------------------------------------------------------- entering and leaving (Python side)
 class _Call:
-    """What an array keeps for compiled calls (``Storage._jit``): the running call and the class's shape."""
+    """What an array keeps for compiled calls (``Storage._jit``): the running call's object and the class's shape.
 
-    __slots__ = ("owner", "ta", "cell", "type", "__weakref__")
+    The thread whose compiled call holds the array is ``Storage.held``, which the Python ops check.
+    """
+
+    __slots__ = ("ta", "cell", "type", "__weakref__")
 
     def __init__(self):
-        self.owner = None  # the thread whose compiled call holds the array, else None
         self.ta = None  # a weak reference to the TensorArray object of the current call (for boxing)
         self.cell = None  # the class's element shape last copied into the struct's ces
         self.type = None  # the array's Numba type, once its element shape (so its rank) is known
@@ -251,7 +258,13 @@ def _typeof(val, c):
 
 
 def _type_of(ta):
-    """Return the Numba type of ``ta`` as an argument: the type kept once its rank is fixed, else :func:`numba_type`."""
+    """Return the Numba type of ``ta`` as an argument: the type kept once its rank is fixed, else :func:`numba_type`.
+
+    While any thread holds an array in a compiled call, it also moves this thread's epoch
+    on (:func:`_next_epoch`): the arrays unboxed next belong to a new call.
+    """
+    if _HOLDERS:
+        _next_epoch()
     call = ta._handle._storage._jit
     if call is not None and call.type is not None:
         return call.type
@@ -274,46 +287,174 @@ def _typeof_in_c(cls):
 _on_init(_typeof_in_c)(TensorArray)
 
 
+# Taking the locks of a call's arrays, in one global order.  A compiled call holds each
+# TensorArray argument's lock from its unboxing to its cleanup, and Numba unboxes the arguments
+# one by one, in argument order: two threads calling f(a, b) and f(b, a) would each hold one lock
+# and wait for the other's.  So the locks of one call are taken in one order (by the Storage's
+# id, fixed while both arrays live): an argument whose lock is busy makes this call give back
+# the locks it took for arguments that come later in that order, wait for the busy one, and take
+# them again in order.  A thread then only ever waits for a lock while holding lower ones of
+# its own call, and no cycle of waits can form.  The arrays of one call are told from those of
+# an outer call still running in the same thread (a compiled call made from objmode code) by
+# the typing Numba does before it unboxes: each thread's epoch moves on at every typeof of an
+# array while some thread holds one (_type_of), and a call's entries share their epoch.  An outer
+# call's locks cannot be given back (its code is running): a wait that would close a cycle
+# through them raises RuntimeError instead of hanging.
+_tls = threading.local()  # .held: this thread's entries, [storage, ta, epoch, holding]; .epoch
+_HOLDERS: set = set()  # the threads holding an array in a compiled call (_type_of moves epochs only then)
+_WAITING: dict = {}  # thread -> the Storage it waits for (the slow path's cycle check)
+_wait_lock = threading.Lock()  # guards _WAITING's reads across threads
+_POLL = 0.05  # seconds between a waiting thread's checks for a cycle
+
+
+def _held():
+    """Return this thread's list of entries (compiled calls' arrays it holds or gave back)."""
+    try:
+        return _tls.held
+    except AttributeError:
+        _tls.held = []
+        _tls.epoch = 0
+        return _tls.held
+
+
+def _next_epoch():
+    """Start a new epoch: a typeof of an array while arrays are held, so the arrays unboxed next are a new call."""
+    _held()
+    _tls.epoch += 1
+
+
+def _prepare(storage, ta, call):
+    """Copy the class's element shape and flags into the struct, for a call that holds the array."""
+    h = storage.hdr
+    cell = ta._element_shape[0]._dims
+    if cell is None:
+        h[H.CLASS_KNOWN] = 0
+    else:
+        if cell != call.cell:
+            set_ces(storage._s, np.array([-1 if d is None else d for d in cell], dtype=np.int64))
+            call.cell = cell
+        h[H.CLASS_KNOWN] = 1
+    h[H.INFER], h[H.FASTSID], h[H.CES_CHANGED] = bool(ta._infer_shape), -1, 0
+    h[H.PARMIN] = _config.PARALLEL_MIN_ELEMENTS
+
+
 def _enter_meminfo(ta):
     """Unboxing: lock the array and return its state struct's meminfo (called from compiled code's wrapper).
 
     The struct is the array's one state; entering only copies the class's element
-    shape and flags into it.
+    shape and flags into it.  A busy lock is waited for in the global order
+    (:func:`_wait_in_order`).
     """
     storage = ta._handle._storage
     me = threading.get_ident()
-    call = storage._jit
-    if call is not None and call.owner == me:
+    if storage.held == me:
         raise RuntimeError(
             f"TensorArray {storage.name} is already in use by a compiled call of this thread (passed twice, or "
             "passed again from inside a compiled function): pass it once"
         )
-    storage.lock.acquire()
+    held = _held()
+    if not storage.lock.acquire(False):
+        _wait_in_order(storage, held, me)  # returns holding the lock
     try:
         call = storage._jit
         if call is None:  # the array's first compiled call (under its lock: one _Call per array)
             with _registry._lock:  # the table is shared by all arrays
                 _ARRAYS[storage._s._meminfo.data] = storage
             call = storage._jit = _Call()
-        h = storage.hdr
-        cell = ta._element_shape[0]._dims
-        if cell is None:
-            h[H.CLASS_KNOWN] = 0
-        else:
-            if cell != call.cell:
-                set_ces(storage._s, np.array([-1 if d is None else d for d in cell], dtype=np.int64))
-                call.cell = cell
-            h[H.CLASS_KNOWN] = 1
-        h[H.INFER], h[H.FASTSID], h[H.CES_CHANGED] = bool(ta._infer_shape), -1, 0
-        h[H.PARMIN] = _config.PARALLEL_MIN_ELEMENTS
-        call.owner = me
+        _prepare(storage, ta, call)
+        held.append([storage, ta, _tls.epoch, True])
+        _HOLDERS.add(me)
+        storage.held = me
         ref = call.ta
         if ref is None or ref() is not ta:
             call.ta = weakref.ref(ta)
         return storage._s._meminfo
     except BaseException:
+        _drop(storage, held, me)
         storage.lock.release()
         raise
+
+
+def _drop(storage, held, me):
+    """Forget ``storage``'s entry in ``held`` (if any) and its holder marks; the lock is the caller's."""
+    for k in range(len(held) - 1, -1, -1):
+        if held[k][0] is storage:
+            del held[k]
+            break
+    if storage.held == me:
+        storage.held = None
+    if not held:
+        _HOLDERS.discard(me)
+
+
+def _wait_in_order(storage, held, me):
+    """Take ``storage``'s busy lock without a deadlock: give back this call's later locks, wait, retake them.
+
+    This call's entries (the current epoch) whose Storage comes after ``storage`` in the order
+    are released first (marked given back, so their cleanup does not release them) and taken
+    again, in order, once ``storage``'s lock is held.  While it waits, the thread checks every
+    :data:`_POLL` seconds whether its wait closes a cycle through locks of outer calls it cannot
+    give back; then it raises RuntimeError (the thread of the cycle with the largest ident does,
+    the others go on waiting).  Signals are handled as usual while it waits: a KeyboardInterrupt
+    leaves every entry marked as it is (held or given back) and the lock not taken.
+    """
+    epoch = _tls.epoch
+    later = sorted((e for e in held if e[2] == epoch and e[3] and id(e[0]) > id(storage)), key=lambda e: id(e[0]))
+    for e in reversed(later):
+        e[0].held = None
+        e[3] = False  # given back: marked first, so an interrupt cannot leave it released but marked held
+        e[0].lock.release()
+    _acquire_checking_cycles(storage, me)
+    try:
+        for e in later:
+            _acquire_checking_cycles(e[0], me)
+            try:
+                _prepare(e[0], e[1], e[0]._jit)
+            except BaseException:
+                e[0].lock.release()
+                raise
+            e[0].held = me
+            e[3] = True
+    except BaseException:
+        storage.lock.release()
+        raise
+
+
+def _acquire_checking_cycles(storage, me):
+    """Wait for ``storage``'s lock; raise RuntimeError when the wait would close a cycle of waits."""
+    lock = storage.lock
+    if lock.acquire(False):
+        return
+    _WAITING[me] = storage
+    try:
+        while not lock.acquire(timeout=_POLL):
+            cycle = _cycle_from(storage, me)
+            if cycle and me == max(cycle):
+                raise RuntimeError(
+                    f"TensorArray {storage.name}: a compiled call of this thread waits for it while holding arrays "
+                    "of an outer compiled call (a compiled function called from objmode code), and the thread "
+                    "that holds it waits for one of those: this call gives up instead of waiting forever"
+                )
+    finally:
+        _WAITING.pop(me, None)
+
+
+def _cycle_from(storage, me):
+    """Return the threads of the cycle of waits from ``me`` through ``storage``'s holder, or None."""
+    with _wait_lock:
+        seen = [me]
+        s = storage
+        for _ in range(len(_WAITING) + 1):
+            t = s.held
+            if t is None:
+                return None
+            if t == me:
+                return seen
+            seen.append(t)
+            s = _WAITING.get(t)
+            if s is None:
+                return None
+    return None
 
 
 def _enter(ta):
@@ -347,8 +488,16 @@ def _leave(ta):
     An exception during the sync (a ``KeyboardInterrupt`` arriving there) does not leave
     it half done: the sync runs again, then the exception goes on (Numba reports an
     exception raised in an argument's cleanup as a ``SystemError`` whose cause it is).
+    An argument whose lock the call gave back while it waited for another one's
+    (:func:`_wait_in_order`, interrupted) is only forgotten.
     """
     storage = ta._handle._storage
+    me = threading.get_ident()
+    held = _held()
+    entry = next((e for e in reversed(held) if e[0] is storage), None)
+    if entry is None or not entry[3]:
+        _drop(storage, held, me)
+        return
     try:
         try:
             _sync(storage, ta)
@@ -356,8 +505,21 @@ def _leave(ta):
             _sync(storage, ta)
             raise
     finally:
-        storage._jit.owner = None
+        _drop(storage, held, me)
         storage.lock.release()
+
+
+def _after_fork_in_child():
+    """Forget every hold and wait in a forked child: it runs no compiled call."""
+    global _tls, _wait_lock
+    _tls = threading.local()
+    _HOLDERS.clear()
+    _WAITING.clear()
+    _wait_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _box(meminfo_addr, meminfo=None, typ=None):

@@ -328,6 +328,7 @@ def _after_fork_in_child() -> None:
     for storage in storages:
         try:
             storage.lock = threading.Lock()
+            storage.held = None  # no compiled call runs in the child
         except Exception:  # pragma: no cover
             pass
 

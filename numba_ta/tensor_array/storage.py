@@ -222,6 +222,7 @@ class Storage:
         self._numeric = is_numeric(dtype)
         self.grads = {}
         self.lock = threading.Lock()
+        self.held = None  # the thread whose running compiled call holds the array (numba_ta.jit.extension), else None
         self._jit = None  # numba_ta.jit.extension's bookkeeping, made when the array is first passed to @njit code
         self._shapes = []
         self._gen = -1
@@ -357,6 +358,21 @@ class Storage:
         if self.hdr[H.CLOSED]:
             raise _messages.error("T1", name=self._name)
 
+    def check_not_held(self):
+        """Raise RuntimeError if the compiled call that holds the array is this thread's own.
+
+        Every op runs it before it takes the lock, whenever ``held`` is set.  A compiled call
+        holds its TensorArray arguments until it returns; Python code it runs meanwhile (an
+        ``objmode`` block, a callback) cannot use them: the op would wait for the call's end
+        forever.  Another thread's op waits for the call, as for any op.
+        """
+        if self.held == threading.get_ident():
+            raise RuntimeError(
+                f"TensorArray {self.name} is held by the compiled call this thread is running (it is an "
+                "argument of that @njit function): Python code inside the call (objmode) cannot use it, the op "
+                "would wait for the call to end; use the array's methods in the compiled code instead"
+            )
+
     def check_dtype_write(self, value_dtype):
         """Raise K7 unless the written value's dtype is the array's."""
         if value_dtype != self.dtype:
@@ -377,6 +393,8 @@ class Storage:
         try:
             if type(index) is not int or not -INT32_LIMIT <= index < INT32_LIMIT:
                 index = scalar_index(index)
+            if self.held is not None:
+                self.check_not_held()
             with self.lock:  # not acquire() + try: a signal between the two would leave the lock held
                 if dtype is not self.dtype:
                     self.check_dtype_read(dtype)
@@ -396,6 +414,8 @@ class Storage:
         try:
             if type(index) is not int or not -INT32_LIMIT <= index < INT32_LIMIT:
                 index = scalar_index(index)
+            if self.held is not None:
+                self.check_not_held()
             with self.lock:
                 if value.dtype is not self.dtype:
                     self.check_dtype_write(value.dtype)
@@ -432,6 +452,8 @@ class Storage:
         """``TensorArrayGatherV3`` after the flow, handle, dtype and attribute: the indices, K8, :meth:`gather`."""
         try:
             idx = to_index_array(indices, "indices")
+            if self.held is not None:
+                self.check_not_held()
             with self.lock:
                 self.check_dtype_read(dtype)
                 return self.gather(idx, attr_shape, view)
@@ -442,6 +464,8 @@ class Storage:
         """``TensorArrayScatterV3`` after the flow, handle and value: the indices, dim 0, K7, S2, :meth:`scatter`."""
         try:
             idx = to_index_array(indices, "indices")
+            if self.held is not None:
+                self.check_not_held()
             with self.lock:
                 if value.ndim and value.shape[0] >= _INT32_MAX:
                     raise _messages.error("NT-dim0-too-large")
@@ -455,6 +479,8 @@ class Storage:
     def op_concat(self, dtype, except0):
         """``TensorArrayConcatV3`` after the flow, handle, dtype and attribute: K8, :meth:`concat`."""
         try:
+            if self.held is not None:
+                self.check_not_held()
             with self.lock:
                 self.check_dtype_read(dtype)
                 return self.concat(except0)
@@ -465,6 +491,8 @@ class Storage:
         """``TensorArraySplitV3`` after the flow, handle and value: the lengths, P1-P4, :meth:`split`."""
         try:
             lens = to_index_array(lengths, "lengths", dtype=np.int64)
+            if self.held is not None:
+                self.check_not_held()
             with self.lock:
                 if lens.ndim != 1:
                     raise _messages.error("P1", shape=shape_str(lens.shape))
@@ -482,6 +510,8 @@ class Storage:
     def op_size(self):
         """``TensorArraySizeV3`` after the flow and handle: T1, the size (an int32 scalar)."""
         try:
+            if self.held is not None:
+                self.check_not_held()
             with self.lock:
                 return np.int32(self.checked_size())
         except (OpError, SystemError) as e:
@@ -490,6 +520,8 @@ class Storage:
     def op_close(self):
         """``TensorArrayCloseV3`` after the handle: :meth:`close` (never fails)."""
         try:
+            if self.held is not None:
+                self.check_not_held()
             with self.lock:
                 self.close()
         except SystemError as e:
@@ -637,6 +669,8 @@ class Storage:
         """
         if self.is_grad:
             raise _messages.error("R2", container=_registry.GRAD_CONTAINER, name=self.name)
+        if self.held is not None:
+            self.check_not_held()
         with self.lock:
             self._check_open()
             if self.gradients_disallowed:
@@ -710,6 +744,8 @@ class Storage:
         """
         import re
 
+        if self.held is not None:
+            self.check_not_held()
         with self.lock:
             self._current()
             n = self.size

@@ -1,0 +1,256 @@
+"""Compiled calls over several TensorArrays from several threads: locks in one order, no hang.
+
+A compiled call holds each TensorArray argument's lock from its unboxing to its cleanup
+(``numba_ta.jit.extension``).  These tests run calls that take the same arrays in different
+argument orders from several threads (``nogil``, so they really overlap), a compiled call
+made from objmode code inside another, and a Python op from inside a compiled call on an
+array that call holds: each must finish or raise, never hang.  Threads are daemons joined
+with a timeout, so a deadlock fails the test instead of hanging the run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+
+import numba
+import numpy as np
+import pytest
+
+import numba_ta
+from numba_ta.jit import extension as _jit
+
+pytestmark = pytest.mark.jit_only("compiled calls that hold their arrays' locks")
+
+TIMEOUT = 120  # seconds: far above the runs' few seconds; reached only by a hang
+
+
+def _array(value, size=4):
+    ta = numba_ta.TensorArray(np.float64, size=size, element_shape=[3], clear_after_read=False)
+    for i in range(size):
+        ta = ta.write(i, np.full(3, value + i, np.float64))
+    return ta
+
+
+@numba.njit(nogil=True)
+def _sum2(a, b, n):
+    s = 0.0
+    for i in range(n):
+        s += a.read(i % 4)[0] + b.read(i % 4)[0]
+    return s
+
+
+@numba.njit(nogil=True)
+def _sum3(a, b, c, n):
+    s = 0.0
+    for i in range(n):
+        s += a.read(i % 4)[0] + b.read(i % 4)[0] + c.read(i % 4)[0]
+    return s
+
+
+def _run_threads(targets):
+    """Run each callable in a daemon thread; return their exceptions (None: returned); fail on a hang."""
+    errors = [None] * len(targets)
+
+    def wrap(k, fn):
+        try:
+            fn()
+        except BaseException as e:  # reported below
+            errors[k] = e
+
+    threads = [threading.Thread(target=wrap, args=(k, fn), daemon=True) for k, fn in enumerate(targets)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(TIMEOUT)
+    hung = [k for k, t in enumerate(threads) if t.is_alive()]
+    assert not hung, f"threads {hung} still waiting after {TIMEOUT} s: a deadlock"
+    return errors
+
+
+def _unlocked(*arrays):
+    for ta in arrays:
+        lock = ta.handle._storage.lock
+        assert lock.acquire(blocking=False), f"{ta.handle.name} left locked"
+        lock.release()
+        assert ta.handle._storage.held is None
+
+
+def test_two_threads_taking_two_arrays_in_opposite_orders_finish():
+    """The issue's script: f(a, b) and f(b, a) in a loop on two threads, 20,000 calls each."""
+    a, b = _array(0.0), _array(10.0)
+    expected = _sum2(a, b, 50)
+    calls = 20_000
+    results = [[], []]
+
+    def loop(k, x, y):
+        def run():
+            out = results[k]
+            for _ in range(calls):
+                out.append(_sum2(x, y, 50))
+
+        return run
+
+    errors = _run_threads([loop(0, a, b), loop(1, b, a)])
+    assert errors == [None, None], errors
+    assert results[0] == results[1] == [expected] * calls
+    _unlocked(a, b)
+
+
+def test_three_threads_taking_three_arrays_in_every_order_finish():
+    arrays = [_array(0.0), _array(10.0), _array(20.0)]
+    expected = _sum3(*arrays, 20)
+    orders = list(itertools.permutations(arrays))
+    seen = []
+
+    def loop(order):
+        def run():
+            for _ in range(2_000):
+                seen.append(_sum3(*order, 20))
+
+        return run
+
+    errors = _run_threads([loop(orders[k]) for k in (0, 3, 5)])  # (a, b, c), (b, c, a), (c, b, a)
+    assert errors == [None, None, None], errors
+    assert set(seen) == {expected}
+    _unlocked(*arrays)
+
+
+_HOLDS: dict = {}  # "entered", "release": the events of the running _hold call
+
+
+def _pause():
+    """Python code inside :func:`_hold`'s call: say it holds its array, wait until released."""
+    _HOLDS["entered"].set()
+    _HOLDS["release"].wait(TIMEOUT)
+
+
+@numba.njit
+def _hold_call(ta):
+    with numba.objmode():
+        _pause()
+    return ta.size()
+
+
+def _hold(ta, entered, release):
+    """Hold ``ta`` (a compiled call) until ``release`` is set; ``entered`` is set once it holds it."""
+    _HOLDS["entered"], _HOLDS["release"] = entered, release
+    return _hold_call(ta)
+
+
+def test_a_call_waiting_for_a_busy_array_gives_back_the_later_ones():
+    """f(later, earlier) with ``earlier`` held elsewhere: the call waits without keeping ``later`` locked."""
+    a, b = _array(0.0), _array(10.0)
+    later, earlier = (a, b) if id(a.handle._storage) > id(b.handle._storage) else (b, a)
+    entered, release = threading.Event(), threading.Event()
+    holder = threading.Thread(target=_hold, args=(earlier, entered, release), daemon=True)
+    holder.start()
+    assert entered.wait(TIMEOUT)
+    waiter = threading.Thread(target=_sum2, args=(later, earlier, 1), daemon=True)
+    waiter.start()  # takes later's lock, finds earlier's busy: gives later's back and waits
+    waiter.join(0.5)
+    assert waiter.is_alive()
+    lock = later.handle._storage.lock
+    free = lock.acquire(timeout=TIMEOUT)  # a Python thread can take it while the call waits
+    assert free
+    lock.release()
+    release.set()
+    for t in (holder, waiter):
+        t.join(TIMEOUT)
+        assert not t.is_alive()
+    _unlocked(a, b)
+
+
+def test_python_op_from_objmode_on_an_array_the_call_holds_raises():
+    a = _array(0.0)
+
+    @numba.njit
+    def inner_python_op(ta):
+        with numba.objmode(x="float64"):
+            x = float(ta.read(1)[0])  # the Python class's op, from inside the compiled call that holds ta
+        return x
+
+    def op():
+        inner_python_op(a)
+
+    errors = _run_threads([op])
+    assert isinstance(errors[0], RuntimeError), repr(errors[0])
+    assert "held by the compiled call this thread is running" in str(errors[0])
+    assert len(str(errors[0]).splitlines()) == 1
+    _unlocked(a)
+    assert a.read(1)[0] == 1.0
+
+
+def test_another_threads_python_op_waits_for_the_compiled_call():
+    a = _array(0.0)
+    entered, release = threading.Event(), threading.Event()
+    holder = threading.Thread(target=_hold, args=(a, entered, release), daemon=True)
+    holder.start()
+    assert entered.wait(TIMEOUT)
+    sizes = []
+    t = threading.Thread(target=lambda: sizes.append(float(a.read(1)[0])), daemon=True)
+    t.start()
+    t.join(0.3)
+    assert t.is_alive() and not sizes  # waits for the compiled call
+    release.set()
+    for th in (holder, t):
+        th.join(TIMEOUT)
+        assert not th.is_alive()
+    assert sizes == [1.0]
+    _unlocked(a)
+
+
+def test_compiled_calls_from_objmode_that_wait_for_each_other_raise_instead_of_hanging():
+    """T1 holds a and, from objmode, calls g(b); T2 holds b and calls g(a): one of them gives up."""
+    a, b = _array(0.0), _array(10.0)
+    barrier = threading.Barrier(2, timeout=TIMEOUT)
+    other = {}  # thread -> the array its inner call takes
+
+    @numba.njit
+    def g(ta):
+        return ta.read(0)[0]
+
+    def inner():
+        barrier.wait()  # both outer calls hold their array
+        return g(other[threading.get_ident()])
+
+    @numba.njit
+    def f(ta):
+        with numba.objmode(x="float64"):
+            x = inner()
+        return ta.read(1)[0] + x
+
+    def run(ta, inner_ta):
+        other[threading.get_ident()] = inner_ta
+        return f(ta)
+
+    g(a)
+    errors = _run_threads([lambda: run(a, b), lambda: run(b, a)])
+    failed = [e for e in errors if e is not None]
+    assert len(failed) == 1, errors
+    assert isinstance(failed[0], RuntimeError) and "gives up instead of waiting forever" in str(failed[0])
+    _unlocked(a, b)
+
+
+def test_a_waiting_call_interrupted_leaves_every_lock_free():
+    """KeyboardInterrupt while a call waits for a busy array (in the main thread): nothing stays locked."""
+    import signal
+
+    a, b = _array(0.0), _array(10.0)
+    entered, release = threading.Event(), threading.Event()
+    holder = threading.Thread(target=_hold, args=(b, entered, release), daemon=True)
+    holder.start()
+    entered.wait(TIMEOUT)
+    timer = threading.Timer(0.3, lambda: signal.pthread_kill(threading.main_thread().ident, signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _sum2(a, b, 1)  # waits for b
+    finally:
+        timer.cancel()
+        release.set()
+        holder.join(TIMEOUT)
+    assert not holder.is_alive()
+    _unlocked(a, b)
+    assert _sum2(a, b, 1) == _sum2(b, a, 1)
+    assert not _jit._HOLDERS
