@@ -29,6 +29,7 @@ __all__ = [
     "UnimplementedError",
     "ResourceExhaustedError",
     "InternalError",
+    "CompiledTypeError",
 ]
 
 
@@ -167,5 +168,22 @@ class InternalError(OpError, RuntimeError):
     Examples
     --------
     >>> issubclass(InternalError, RuntimeError)
+    True
+    """
+
+
+class CompiledTypeError(TypeError):
+    """A TensorArray used with an argument of the wrong type inside a ``@numba.njit`` function.
+
+    Raised while Numba compiles the user's function (when it types the method or the
+    constructor), with one line that names the method, the argument, the Numba type it got
+    and what it takes: ``TensorArray.write: index must be an integer, got float64``.  A
+    ``TypeError``, as the Python class raises for the same mistakes; not a Numba
+    ``TypingError``, which Numba would wrap into its report of every candidate overload
+    (40 to 100 lines).
+
+    Examples
+    --------
+    >>> issubclass(CompiledTypeError, TypeError)
     True
     """

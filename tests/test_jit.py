@@ -309,21 +309,96 @@ def test_array_created_and_returned_twice_is_one_array():
         p.read(0)
 
 
-@pytest.mark.jit_only("typing of compiled functions")
-def test_creation_needs_an_element_shape_of_known_rank_and_no_handle():
+def _mistake_cases():
+    """(name, compiled function, its arguments, the one line it must raise) for the type mistakes users make."""
+    ta = numba_ta.TensorArray(np.float32, size=2, element_shape=[3])
+    row = np.ones(3, np.float32)
+
+    @numba.njit
+    def write_at(ta, i, row):
+        return ta.write(i, row)
+
+    @numba.njit
+    def read_at(ta, i):
+        return ta.read(i)
+
+    @numba.njit
+    def gather(ta, idx):
+        return ta.gather(idx)
+
+    @numba.njit
+    def split(ta, value, lengths):
+        return ta.split(value, lengths)
+
     @numba.njit
     def no_shape():
         return numba_ta.TensorArray(np.float32, size=2)
 
-    with pytest.raises(numba.core.errors.TypingError, match="needs element_shape as a tuple"):
-        no_shape()
+    @numba.njit
+    def list_shape():
+        return numba_ta.TensorArray(np.float32, size=2, element_shape=[2])
+
+    @numba.njit
+    def str_dtype():
+        return numba_ta.TensorArray("float32", size=2, element_shape=(2,))
 
     @numba.njit
     def with_flow():
         return numba_ta.TensorArray(np.float32, size=2, element_shape=(1,), flow=0.0)
 
-    with pytest.raises(numba.core.errors.TypingError, match="`flow` is not supported"):
-        with_flow()
+    @numba.njit
+    def float_size():
+        return numba_ta.TensorArray(np.float32, size=2.0, element_shape=(1,))
+
+    @numba.njit
+    def grad(ta):
+        return ta.grad("gradients")
+
+    @numba.njit
+    def handle_of(ta):
+        return ta.handle
+
+    @numba.njit
+    def size_of(ta):
+        return ta.size()
+
+    lst = numba_ta.raw_ops.EmptyTensorList(element_shape=[3], max_num_elements=-1, element_dtype=np.float32)
+    return [
+        ("float index", write_at, (ta, 1.5, row), "TensorArray.write: index must be an integer, got float64"),
+        ("str index", read_at, (ta, "a"), "TensorArray.read: index must be an integer, got str"),
+        ("list value", write_at, (ta, 0, [1.0, 2.0, 3.0]), "TensorArray.write: value must be an array or a scalar, got list(float64)"),  # noqa: E501
+        ("float indices", gather, (ta, np.zeros(2)), "TensorArray.gather: indices must be integers (an array, list or tuple of them), got array(float64, 1d, C)"),  # noqa: E501
+        ("scalar split", split, (ta, 1.0, np.ones(1, np.int64)), "TensorArray.split: value must be an array, got float64"),  # noqa: E501
+        ("no element_shape", no_shape, (), "TensorArray(...): element_shape must be a tuple inside @njit (its length: the rank), got None"),  # noqa: E501
+        ("list element_shape", list_shape, (), "TensorArray(...): element_shape must be a tuple inside @njit (its length: the rank), got list(int64)"),  # noqa: E501
+        ("str dtype", str_dtype, (), "TensorArray(...): dtype must be a numpy scalar type or dtype inside @njit (np.float32), got str"),  # noqa: E501
+        ("flow", with_flow, (), "TensorArray(...): flow is not supported inside @njit (create the array in Python), got float64"),  # noqa: E501
+        ("float size", float_size, (), "TensorArray(...): size must be an int, got float64"),
+        ("grad", grad, (ta,), "TensorArray.grad is not available inside @njit: gradient arrays are looked up by source in Python; call ta.grad(source) before the call and pass it in"),  # noqa: E501
+        ("handle attribute", handle_of, (ta,), "TensorArray.handle is not available inside @njit: read it in Python"),
+        ("raw handle", size_of, (ta.handle,), "TensorArrayHandle cannot be passed to @njit code: pass the TensorArray (numba_ta.TensorArray(dtype, handle=h) wraps a handle)"),  # noqa: E501
+        ("TensorList", size_of, (lst,), "TensorListHandle cannot be passed to @njit code: only TensorArray works inside compiled code"),  # noqa: E501
+    ]
+
+
+@pytest.mark.jit_only("typing of compiled functions")
+@pytest.mark.parametrize("case", range(14))
+def test_type_mistakes_inside_compiled_code_raise_one_line(case):
+    """Each mistake: one line naming the method, the argument, what it got and what it takes (was 13 to 300 lines)."""
+    name, fn, args, line = _mistake_cases()[case]
+    with pytest.raises(numba_ta.errors.CompiledTypeError) as e:
+        fn(*args)
+    assert isinstance(e.value, TypeError)
+    assert str(e.value) == line, name
+    assert len(str(e.value).splitlines()) == 1 and len(str(e.value)) <= 200
+
+
+@pytest.mark.jit_only("typing of compiled functions")
+def test_the_type_of_an_array_prints_short_and_keys_its_interface():
+    t = _jit.array_type(np.float32, 1)
+    assert str(t) == "TensorArray(float32, ndim=1)"
+    assert t.key[3] == numba_ta.jit.abi.ABI_KEY and t == _jit.array_type(np.float32, 1)
+    assert t != _jit.array_type(np.float32, 2) and t != _jit.array_type(np.float64, 1)
 
 
 @pytest.mark.jit_only("an array made and dropped in compiled code never reaches Python")

@@ -61,7 +61,6 @@ import numpy as np
 from llvmlite import ir
 from numba import literal_unroll, types
 from numba.core import cgutils
-from numba.core.errors import TypingError
 from numba.core.extending import (
     NativeValue,
     box,
@@ -96,12 +95,14 @@ from numba_ta.core.state import (
     fields_of,
     state_type,
 )
-from numba_ta.errors import InvalidArgumentError
+from numba_ta.errors import CompiledTypeError, InvalidArgumentError
 from numba_ta.jit import abi as _abi
 from numba_ta.tensor_array import registry as _registry
 from numba_ta.tensor_array import storage as _storage
 from numba_ta.tensor_array.array import TensorArray
 from numba_ta.tensor_array.engine import set_ces
+from numba_ta.tensor_list.store import TensorListHandle
+from numba_ta.tensor_list.tf2 import TF2TensorArray
 from numba_ta.tf.messages import MESSAGES
 from numba_ta.tf.tensor_shape import TensorShape
 
@@ -160,18 +161,24 @@ class TensorArrayType(types.StructRef):
     Its fields are the engine's (:func:`numba_ta.core.state.field_types`), so the struct the
     Python layer holds is the struct users' code gets.  The struct holds the items'
     bytes whatever their dtype; ``dtype``, the Numba type of the items, and ``ndim``,
-    the element rank its methods return, are parameters of the type.  Its name holds
-    :data:`numba_ta.jit.abi.ABI_KEY` too: a user's function cached with an array argument
-    by a numba_ta of another interface has another signature, so Numba's cache misses
-    and compiles it again (even one that calls no engine entry).
+    the element rank its methods return, are parameters of the type.  Its name, what
+    error messages print, is short (``TensorArray(float32, ndim=1)``); its ``key``, what
+    Numba tells types apart by, holds the fields and :data:`numba_ta.jit.abi.ABI_KEY`
+    too: a user's function cached with an array argument by a numba_ta of another
+    interface has another signature, so Numba's cache misses and compiles it again (even
+    one that calls no engine entry).
     """
 
     def __init__(self, fields, ndim=0, dtype=types.float64):
         super().__init__(fields)
         self.ndim = int(ndim)
         self.dtype = dtype
-        # a distinct type per dtype, rank (and interface)
-        self.name = f"numba_ta.TensorArray[{dtype}, ndim={self.ndim}, abi={_abi.ABI_KEY}]{self._fields}"
+        self.name = f"TensorArray({dtype}, ndim={self.ndim})"
+
+    @property
+    def key(self):
+        """What makes two types one: the dtype, the rank, the fields and the interface (:data:`ABI_KEY`)."""
+        return ("numba_ta.TensorArray", str(self.dtype), self.ndim, _abi.ABI_KEY, tuple(self.field_dict.items()))
 
     preprocess_fields = StateType.preprocess_fields  # literal field types made plain, as the engine's struct
 
@@ -617,6 +624,87 @@ def _box_ta(typ, val, c):
     return res
 
 
+# --------------------------------------------------------------------------- argument types
+# Each method and the constructor check their arguments' Numba types when the user's function is
+# typed, and reject a wrong one with a CompiledTypeError of one line: a TypeError, not Numba's
+# TypingError, which Numba would wrap into its report of every candidate overload.
+def _short(t):
+    """Return the Numba type ``t`` as an error names it: no literal value, a list without its items."""
+    if _absent(t):
+        return "None"
+    t = types.unliteral(t)
+    if isinstance(t, types.List):
+        return f"list({t.dtype})"
+    if isinstance(t, types.UnicodeType):
+        return "str"
+    return str(t)
+
+
+def _reject(where, what, got):
+    """Raise ``CompiledTypeError("<where>: <what>, got <got's short name>")``."""
+    raise CompiledTypeError(f"{where}: {what}, got {_short(got)}")
+
+
+def _check_index(method, index):
+    """Reject an element index that is not an integer."""
+    if not isinstance(index, types.Integer):
+        _reject(f"TensorArray.{method}", "index must be an integer", index)
+
+
+def _check_integers(method, arg, t):
+    """Reject indices or lengths that are not an integer, or an array, list or homogeneous tuple of integers."""
+    ok = isinstance(t, types.Integer) or (
+        isinstance(t, (types.Array, types.List, types.UniTuple)) and isinstance(t.dtype, types.Integer)
+    )
+    if not ok:
+        _reject(f"TensorArray.{method}", f"{arg} must be integers (an array, list or tuple of them)", t)
+
+
+def _check_value(method, value, scalar_ok):
+    """Reject a written value that is not an array (cast to the array's dtype) or, where ``scalar_ok``, a scalar."""
+    if isinstance(value, types.Array) or (scalar_ok and isinstance(value, (types.Number, types.Boolean))):
+        return
+    takes = "an array or a scalar" if scalar_ok else "an array"
+    _reject(f"TensorArray.{method}", f"value must be {takes}", value)
+
+
+def _not_in_compiled_code(name, why):
+    """Return the typing of a method or attribute that compiled code does not have: it raises, saying ``why``."""
+
+    def typing(ta, *args):
+        raise CompiledTypeError(f"TensorArray.{name} is not available inside @njit: {why}")
+
+    return typing
+
+
+for _name, _why in (
+    ("grad", "gradient arrays are looked up by source in Python; call ta.grad(source) before the call and pass it in"),
+    ("close", "close the array in Python after the call"),
+    ("identity", "pass the array itself"),
+):
+    _on_init(overload_method, TensorArrayType, _name)(_not_in_compiled_code(_name, _why))
+for _name in ("handle", "flow", "dtype", "dynamic_size"):
+    _on_init(overload_attribute, TensorArrayType, _name)(_not_in_compiled_code(_name, "read it in Python"))
+
+
+def _typeof_refused(what):
+    """Return a typeof for an object that cannot enter compiled code: it raises, saying ``what`` to do."""
+
+    def typeof(val, c):
+        raise CompiledTypeError(f"{type(val).__name__} cannot be passed to @njit code: {what}")
+
+    return typeof
+
+
+_on_init(typeof_impl.register, _registry.TensorArrayHandle)(
+    _typeof_refused("pass the TensorArray (numba_ta.TensorArray(dtype, handle=h) wraps a handle)")
+)
+_on_init(typeof_impl.register, TensorListHandle)(_typeof_refused("only TensorArray works inside compiled code"))
+_on_init(typeof_impl.register, TF2TensorArray)(
+    _typeof_refused("only numba_ta.TensorArray (graph-mode tf.TensorArray semantics) works inside compiled code")
+)
+
+
 # --------------------------------------------------------------------------- compiled methods
 # Each method keeps inline its per-element fast path (write, read), casts and byte views; the
 # rest of the op is one engine entry, called by symbol (numba_ta.jit.abi.call): not compiled here.
@@ -685,6 +773,8 @@ def _fast_write(s, index, value, ndim):
 
 @_on_init(overload_method, TensorArrayType, "write")
 def _ol_write(ta, index, value):
+    _check_index("write", index)
+    _check_value("write", value, scalar_ok=True)
     dtype = ta.dtype
     ndim = ta.ndim
     numeric = dtype != types.boolean
@@ -761,6 +851,7 @@ def _fast_read(s, index, ndim, zshape, dt):
 
 @_on_init(overload_method, TensorArrayType, "read")
 def _ol_read(ta, index):
+    _check_index("read", index)
     ndim = ta.ndim
     zshape = (0,) * ndim
     dt = ta.dtype
@@ -806,6 +897,7 @@ def _ol_element_shape(ta):
 
 @_on_init(overload_method, TensorArrayType, "gather")
 def _ol_gather(ta, indices):
+    _check_integers("gather", "indices", indices)
     ndim = ta.ndim
     ndim1 = ndim + 1
     dt = ta.dtype
@@ -855,6 +947,8 @@ def _rows_value(method, ta, value):
 
 @_on_init(overload_method, TensorArrayType, "scatter")
 def _ol_scatter(ta, indices, value):
+    _check_integers("scatter", "indices", indices)
+    _check_value("scatter", value, scalar_ok=True)  # a scalar: TF's S2 error when it runs
     dtype, numeric, scalar = _rows_value("scatter", ta, value)
     if scalar is not None:
         return scalar
@@ -872,6 +966,7 @@ def _ol_scatter(ta, indices, value):
 
 @_on_init(overload_method, TensorArrayType, "unstack")
 def _ol_unstack(ta, value):
+    _check_value("unstack", value, scalar_ok=True)  # a scalar: TF's S2 error when it runs
     dtype, numeric, scalar = _rows_value("unstack", ta, value)
     if scalar is not None:
         return scalar
@@ -901,6 +996,8 @@ def _ol_concat(ta):
 
 @_on_init(overload_method, TensorArrayType, "split")
 def _ol_split(ta, value, lengths):
+    _check_value("split", value, scalar_ok=False)
+    _check_integers("split", "lengths", lengths)
     dtype = ta.dtype
     numeric = dtype != types.boolean
 
@@ -925,7 +1022,7 @@ def _ol_dim(d):
         return lambda d: (np.int64(0), np.uint8(1))
     if isinstance(d, types.Integer):
         return lambda d: (np.int64(d), np.uint8(0))
-    raise TypingError(f"element_shape: each dimension must be an int or None inside compiled code, not {d}")
+    _reject("TensorArray(...)", "each dimension of element_shape must be an int or None", d)
 
 
 def _flag(x, default):  # pragma: no cover - replaced by its overload in compiled code
@@ -938,7 +1035,7 @@ def _ol_flag(x, default):
         return lambda x, default: default
     if isinstance(x, (types.Boolean, types.Integer)):
         return lambda x, default: bool(x)
-    raise TypingError(f"expected a bool, got {x}")
+    _reject("TensorArray(...)", "a flag must be a bool", x)
 
 
 def _base_name(tensor_array_name, name):  # pragma: no cover - replaced by its overload in compiled code
@@ -950,7 +1047,7 @@ def _ol_base_name(tensor_array_name, name):
     given = [not _absent(t) for t in (tensor_array_name, name)]
     for t, g in zip((tensor_array_name, name), given, strict=True):
         if g and not isinstance(t, types.UnicodeType):
-            raise TypingError(f"tensor_array_name and name must be str inside compiled code, not {t}")
+            _reject("TensorArray(...)", "tensor_array_name and name must be str", t)
     a, b = given
 
     def impl(tensor_array_name, name):
@@ -984,19 +1081,13 @@ def new_array(dtype, size=None, dynamic_size=None, clear_after_read=None, tensor
     elif isinstance(dtype, types.DType):
         nb = dtype.dtype
     else:
-        raise TypingError(
-            f"TensorArray in compiled code: dtype must be a numpy scalar type or dtype (np.float32, "
-            f"np.dtype('float32')), not {dtype}"
-        )
+        _reject("TensorArray(...)", "dtype must be a numpy scalar type or dtype inside @njit (np.float32)", dtype)
     np_dtype = ta_dtype(as_dtype(nb))
     for arg, value in (("handle", handle), ("flow", flow)):
         if not _absent(value):
-            raise TypingError(f"TensorArray in compiled code: `{arg}` is not supported there (create it in Python)")
+            _reject("TensorArray(...)", f"{arg} is not supported inside @njit (create the array in Python)", value)
     if not isinstance(element_shape, types.BaseTuple):
-        raise TypingError(
-            "TensorArray in compiled code needs element_shape as a tuple (its length, the element rank, must be "
-            f"known when the function compiles; None for an unknown dimension), not {element_shape}"
-        )
+        _reject("TensorArray(...)", "element_shape must be a tuple inside @njit (its length: the rank)", element_shape)
     ndim = len(element_shape)
     homogeneous = isinstance(element_shape, types.UniTuple)
     if _absent(size):
@@ -1004,7 +1095,7 @@ def new_array(dtype, size=None, dynamic_size=None, clear_after_read=None, tensor
     elif isinstance(size, types.Integer):
         has_size = True
     else:
-        raise TypingError(f"TensorArray in compiled code: size must be an int, not {size}")
+        _reject("TensorArray(...)", "size must be an int", size)
     ta_type = array_type(np_dtype, ndim)
     itemsize, code = np_dtype.itemsize, dtype_code(np_dtype)
     # the memory policy and the parallel threshold, as the compile saw them
