@@ -904,3 +904,41 @@ def test_oracle_class_converts_as_graph_mode_tensor_array(dtype, method):
             if t[2].startswith(("Expected ", "None values")):
                 assert n[2] == t[2], f"{what}: message {n[2]!r} != TF's {t[2]!r}"
         assert tcats == ncats, f"{what}: warnings {ncats} (numba_ta) != {tcats} (tensorflow)"
+
+
+# A ``handle`` that is no TensorArray handle: TF's conversion to a resource tensor raises a
+# ValueError for None and numeric arrays, a TypeError for a str, bytes or int; numba_ta raises
+# InvalidArgumentError (a ValueError) and TypeError, naming the op.
+BAD_HANDLES = [None, "foo", b"foo", 3, np.zeros(2, np.float32), np.zeros((2, 2), np.int32)]
+
+
+def _bad_handle_error(read, handle):
+    try:
+        read(handle)
+    except Exception as e:  # the class is what is compared
+        return e
+    raise AssertionError(f"no error for handle={handle!r}")
+
+
+@pytest.mark.parametrize("handle", BAD_HANDLES, ids=[repr(h)[:20] for h in BAD_HANDLES])
+def test_bad_handle_is_value_error_for_none_and_arrays_else_type_error(handle):
+    e = _bad_handle_error(
+        lambda h: raw_ops.TensorArrayReadV3(handle=h, index=0, flow_in=F0, dtype=np.float32), handle
+    )
+    want = ValueError if handle is None or isinstance(handle, np.ndarray) else TypeError
+    assert isinstance(e, want) and not isinstance(e, ValueError if want is TypeError else TypeError), repr(e)
+    assert str(e).startswith("TensorArrayReadV3: `handle` must be a TensorArray handle returned by TensorArrayV3")
+
+
+@pytest.mark.oracle
+@needs_tf
+@pytest.mark.parametrize("handle", BAD_HANDLES, ids=[repr(h)[:20] for h in BAD_HANDLES])
+def test_oracle_bad_handle_error_class(handle):
+    ours = _bad_handle_error(
+        lambda h: raw_ops.TensorArrayReadV3(handle=h, index=0, flow_in=F0, dtype=np.float32), handle
+    )
+    theirs = _bad_handle_error(
+        lambda h: tf.raw_ops.TensorArrayReadV3(handle=h, index=0, flow_in=F0, dtype=tf.float32), handle
+    )
+    for base in (ValueError, TypeError):
+        assert isinstance(ours, base) == isinstance(theirs, base), (repr(ours), repr(theirs))
