@@ -90,6 +90,7 @@ from .model import (  # noqa: F401 - re-exported (__all__)
     loss_and_grads,
     loss_and_grads_compiled,
     step_times,
+    tensor_array_ops,
 )
 from .optim import Adam, clip_gradients, learning_rate  # noqa: F401 - re-exported (__all__)
 from .sampling import sample  # noqa: F401 - re-exported (__all__)

@@ -32,6 +32,7 @@ __all__ = [
     "loss_and_grads",
     "loss_and_grads_compiled",
     "step_times",
+    "tensor_array_ops",
 ]
 
 
@@ -40,6 +41,43 @@ PARAM_NAMES = ("Wxh", "Whh", "bh", "Why", "by")
 
 #: Source name of the gradient arrays, as ``tf.gradients`` would name it.
 GRAD_SOURCE = "gradients"
+
+
+def tensor_array_ops(seq_len):
+    """Return the TensorArray ops one training step runs on a sequence of `seq_len` characters.
+
+    :func:`loss_and_grads` and :func:`loss_and_grads_compiled` run the same ops: the
+    forward pass writes every hidden state into a dynamic array, reads each one back for
+    the next step and stacks them; the backward pass takes the gradient array
+    (``ta.grad``), unstacks the gradient of the stack into it, reads every slot once and
+    writes each step's recurrent gradient into the slot before, where it is summed with
+    what the unstack put there.
+
+    Parameters
+    ----------
+    seq_len : int
+        Time steps of the sequence (at least 1).
+
+    Returns
+    -------
+    dict of str to int
+        ``write``, ``read``, ``stack`` (the forward array); ``grad``, ``unstack``,
+        ``grad_read``, ``summed_write`` (its gradient array).
+
+    Examples
+    --------
+    >>> tensor_array_ops(25)["summed_write"]
+    24
+    """
+    return {
+        "write": seq_len,
+        "read": seq_len - 1,
+        "stack": 1,
+        "grad": 1,
+        "unstack": 1,
+        "grad_read": seq_len,
+        "summed_write": seq_len - 1,
+    }
 
 
 def init_params(vocab_size, hidden, *, seed=0, dtype=np.float32):

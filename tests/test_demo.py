@@ -419,23 +419,24 @@ def test_train_rejects_bad_options(kwargs):
 
 
 GRAD_CHECK_LINE = re.compile(
-    r"^gradient check \(float64, \d+ steps, \d+ entries vs central differences\): "
-    r"max relative error ([0-9.e+-]+); pass if \|analytic - numeric\| <= ([0-9.e+-]+) \+ 1e-05 \* \|numeric\| "
-    r"\(worst entry: ([0-9.e+-]+|inf) of its bound\): (PASS|FAIL)$",
+    r"^gradient check \((\d+) entries vs finite differences, see --help\): "
+    r"worst at ([0-9.e+-]+|inf) of its tolerance: (PASS|FAIL)$",
     re.M,
 )
 
 
 def _parse_run(out):
-    """(initial loss, final smoothed loss, max relative error, PASS or FAIL) from the demo's output."""
+    """(initial loss, final smoothed loss, the worst entry's share of its tolerance, PASS or FAIL) from the output."""
     m = re.search(r"initial ([0-9.]+) -> final smoothed ([0-9.]+)", out)
     assert m, out
     g = GRAD_CHECK_LINE.search(out)
     assert g, out
-    atol, ratio, verdict = float(g.group(2)), float(g.group(3)), g.group(4)
-    assert 1e-12 < atol < 1e-10
+    ratio, verdict = float(g.group(2)), g.group(3)
     assert (ratio <= 1) == (verdict == "PASS")
-    return float(m.group(1)), float(m.group(2)), float(g.group(1)), verdict
+    own = out.split("-" * 60)[0::2]  # the demo's own lines: not the sample between the rules
+    lines = [line for part in own for line in part.splitlines() if not line.startswith(("step ", "text: "))]
+    assert all(len(line) <= 110 for line in lines), out  # they fit a terminal (the text's name may not)
+    return float(m.group(1)), float(m.group(2)), ratio, verdict
 
 
 def test_demo_short_run(capsys):
@@ -443,11 +444,19 @@ def test_demo_short_run(capsys):
     captured = capsys.readouterr()
     assert rc == 0, captured.err
     assert captured.err == ""
-    initial, final, err, verdict = _parse_run(captured.out)
-    assert verdict == "PASS" and err < 1e-5
+    initial, final, worst, verdict = _parse_run(captured.out)
+    assert verdict == "PASS" and worst < 0.1
     assert initial > 0 and final > 0
     assert "the Zen of Python" in captured.out
-    assert "sample (temperature 0.8, seed 0)" in captured.out
+    assert "sample (temperature 0.8, seed 0; a model this small writes gibberish with words in it):" in captured.out
+    assert "loss: cross-entropy per character, in nats (natural-log units); a uniform guess scores ln " in captured.out
+    assert "\nsmoothed: the loss's moving average (0.95 of the last average, 0.05 of the step's loss)\n" in captured.out
+    ops = demo.tensor_array_ops(12)
+    assert (
+        f"numba_ta: 40 dynamic TensorArrays of 12 states ({40 * ops['write']} writes, {40 * ops['read']} reads, "
+        f"40 stacks) and their\n40 gradient arrays (40 unstacks, {40 * ops['grad_read']} reads, "
+        f"{40 * ops['summed_write']} writes summed into slots the unstack filled)\n"
+    ) in captured.out
 
 
 def test_demo_on_another_text_file(tmp_path, capsys):
@@ -457,8 +466,8 @@ def test_demo_on_another_text_file(tmp_path, capsys):
     rc = cli.main(["demo", "--text", str(p), "--steps", "150", "--hidden", "24", "--seq-len", "16", "--seed", "2"])
     out = capsys.readouterr().out
     assert rc == 0
-    initial, final, err, verdict = _parse_run(out)
-    assert verdict == "PASS" and err < 1e-5
+    initial, final, worst, verdict = _parse_run(out)
+    assert verdict == "PASS" and worst < 0.1
     assert final < initial
     assert str(p) in out
     sample = out.split("-" * 60 + "\n")[1]
@@ -666,8 +675,8 @@ def test_demo_jit(capsys):
     rc = cli.main(["demo", "--jit", "--steps", "30", "--hidden", "12", "--seq-len", "10", "--sample-len", "20"])
     captured = capsys.readouterr()
     assert rc == 0, captured.err
-    _, _, err, verdict = _parse_run(captured.out)
-    assert verdict == "PASS" and err < 1e-5
+    _, _, worst, verdict = _parse_run(captured.out)
+    assert verdict == "PASS" and worst < 0.1
     m = re.search(r"Python loops (\d+) us, compiled (\d+) us: ([\d.]+)x", captured.out)
     assert m, captured.out
 
@@ -720,3 +729,24 @@ def test_the_demo_uses_only_numba_tas_public_names():
                 continue
             found += [f"{path.name}:{node.lineno}: {b}" for b in bad]
     assert found == []
+
+
+def test_tensor_array_ops_counts_what_a_training_step_runs(monkeypatch):
+    """The demo's closing lines count the ops: each count is what one Python training step calls."""
+    import numba_ta
+
+    calls = {}
+    real = {}
+    for name in ("write", "read", "stack", "grad", "unstack"):
+        real[name] = getattr(numba_ta.TensorArray, name)
+
+        def counted(self, *args, _name=name, **kwargs):
+            key = ("grad_" if self.handle.name.endswith("@gradients") and _name in ("write", "read") else "") + _name
+            calls[key] = calls.get(key, 0) + 1
+            return real[_name](self, *args, **kwargs)
+
+        monkeypatch.setattr(numba_ta.TensorArray, name, counted)
+    demo.train("abcabcabcabcabcabc", steps=3, hidden=8, seq_len=5)
+    want = {k: 3 * v for k, v in demo.tensor_array_ops(5).items()}
+    want["grad_write"] = want.pop("summed_write")
+    assert calls == want
