@@ -182,8 +182,16 @@ class CompiledTypeError(TypeError):
     ``TypingError``, which Numba would wrap into its report of every candidate overload
     (40 to 100 lines).
 
+    Parameters
+    ----------
+    message : str
+        The one line: ``"<method>: <argument> must be <what it takes>, got <Numba type>"``.
+
     Examples
     --------
     >>> issubclass(CompiledTypeError, TypeError)
     True
     """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
