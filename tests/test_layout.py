@@ -24,7 +24,9 @@ LAYERS = {
     "tensor_array": {"core", "tf", "numba_ta.errors"},
     # a TensorList op tells an array's handle (TF's resource tensor) where a list belongs
     "tensor_list": {"core", "tf", "numba_ta.errors", "numba_ta.tensor_array.registry"},
-    "jit": {"core", "tensor_array", "tf", "numba_ta.errors"},
+    # the Numba extension is the glue of both containers: it refuses TensorLists (their handles,
+    # TF2TensorArray) with a one-line error where a TensorArray belongs
+    "jit": {"core", "tensor_array", "tensor_list", "tf", "numba_ta.errors"},
 }
 # the classes and the list ops' gradient rules are faces too: they are written with the ops
 FACES = {"numba_ta.tensor_array.array", "numba_ta.tensor_list.tf2", "numba_ta.tensor_list.grads"}
