@@ -5,7 +5,7 @@ reference model; here: each code is documented (the spec's codes in the TensorFl
 reference, numba_ta's own in the module docstring), each template formats with its fields and
 matches the reference's text where the reference quotes it, no error text is built anywhere
 else in the package, and a few errors raised through the ops have exactly the expected texts.
-The TensorList codes (``L1`` to ``L69``, ``NT-tl-*``) are checked against the reference's
+The TensorList codes (``L1`` to ``L71``, ``NT-tl-*``) are checked against the reference's
 TensorList tables (``tl-message-codes``, ``tl-crashes``), placeholder by placeholder, and a few
 against the texts TensorFlow gave in ``tests/helpers/tensorlist_probe.py``.
 """
@@ -34,9 +34,8 @@ TL_CODE = re.compile(r"L[0-9]{1,2}")
 NT_CODE = re.compile(r"NT-[a-z0-9]+(?:-[a-z0-9]+)*")
 NT_TL_CODE = re.compile(r"NT-tl-[a-z0-9]+(?:-[a-z0-9]+)*")
 # the spec codes numba_ta cannot reach (semantics reference: T3 is preceded by K7, numba_ta has no
-# dtype for T12, T13 cannot happen; L61 is for string lists, which numba_ta does not have): in the
-# tables for completeness, raised nowhere
-UNREACHABLE = {"T3", "T12", "T13", "L61"}
+# dtype for T12, T13 cannot happen): in the tables for completeness, raised nowhere
+UNREACHABLE = {"T3", "T12", "T13"}
 # numba_ta codes whose text the semantics reference does not quote
 NOT_QUOTED = {
     "NT-below-minus-one",
@@ -129,14 +128,14 @@ def test_every_code_is_the_specs_or_a_documented_numba_ta_code():
             assert f"``{code}``" in doc, f"{code} is not listed in the _messages module docstring"
             if NT_TL_CODE.fullmatch(code):
                 assert code in tl_nt, f"{code} is not listed in tl-message-codes as numba_ta's own text"
-    assert "``L1`` to ``L69``" in doc
+    assert "``L1`` to ``L71``" in doc
 
 
 def test_every_spec_code_is_in_the_table():
     assert _spec_codes() - set(MESSAGES) == set()
-    # the TensorList table: L1 to L69, the TensorArray codes it reuses, and numba_ta's NT-tl codes
+    # the TensorList table: L1 to L71, the TensorArray codes it reuses, and numba_ta's NT-tl codes
     tl = _tl_table()
-    assert {c for c in tl if TL_CODE.fullmatch(c)} == {f"L{k}" for k in range(1, 70)}
+    assert {c for c in tl if TL_CODE.fullmatch(c)} == {f"L{k}" for k in range(1, 72)}
     assert set(tl) - set(MESSAGES) == set()
     assert _tl_nt_codes() == set(_tl_nt_texts()) != set()
     assert _tl_nt_codes() - set(MESSAGES) == set()
@@ -150,12 +149,16 @@ def test_classes_are_the_specs():
     for code in _spec_codes():
         want = errors.UnimplementedError if code in ("G3", "C1") else errors.InvalidArgumentError
         assert MESSAGES[code][0] is want, code
-    # "All are InvalidArgumentError except L68 (InternalError)" (tl-message-codes); numba_ta raises
-    # InvalidArgumentError where TensorFlow crashes (tl-crashes)
-    assert "All are ``InvalidArgumentError`` except L68 (``InternalError``)." in _section("tl-message-codes")
+    # "All are InvalidArgumentError except L68 (InternalError) and L70 (NotFoundError)" (tl-message-codes);
+    # numba_ta raises InvalidArgumentError where TensorFlow crashes (tl-crashes)
+    assert (
+        "All are ``InvalidArgumentError`` except L68 (``InternalError``) and L70 (``NotFoundError``)."
+        in _section("tl-message-codes")
+    )
+    special = {"L68": errors.InternalError, "L70": errors.NotFoundError}
     for code in MESSAGES:
         if TL_CODE.fullmatch(code):
-            want = errors.InternalError if code == "L68" else errors.InvalidArgumentError
+            want = special.get(code, errors.InvalidArgumentError)
             assert MESSAGES[code][0] is want, code
         elif NT_TL_CODE.fullmatch(code):
             assert MESSAGES[code][0] is errors.InvalidArgumentError, code
@@ -173,7 +176,7 @@ def test_template_formats_with_its_declared_fields(code):
     text = message(code, **_dummy(code))
     for f in parsed:
         assert (f"<{f}>" in text) or (f"'<{f}>'" in text)  # {x!r} shows the repr
-    if code != "NT-prepend-vector":  # "{int32,int64}" is TF's own text
+    if code not in ("NT-prepend-vector", "L70", "L71"):  # "{int32,int64}", "{{node <op>}}": TF's own texts
         assert "{" not in text and "}" not in text
     exc = error(code, **_dummy(code)) if issubclass(cls, errors.OpError) else python_error(code, **_dummy(code))
     assert type(exc) is cls
@@ -234,6 +237,7 @@ _TL_PLACEHOLDERS = {
     "other_type_name": {"<T>"},
     "enum": {"<enum>"},
     "op": {"<Op>"},
+    "attrs": {"<attrs>"},
     "input": {"<x>"},
     "values": {"<values>"},
     "start": {"<start>"},
@@ -271,7 +275,8 @@ def test_tensorlist_template_formats_with_its_fields(code):
     cls, template = MESSAGES[code]
     fields = {f: f"<{f}>" for f in FIELDS[code]}
     text = message(code, **fields)
-    assert all(v in text for v in fields.values()) and "{" not in text and "}" not in text
+    bare = re.sub(r"\{\{node [^{}]*\}\}", "", text)  # (L70, L71 quote TF's "{{node <op>}}")
+    assert all(v in text for v in fields.values()) and "{" not in bare and "}" not in bare
     e = error(code, **fields)
     assert type(e) is cls and e.message == text and e.op is None
     if fields:

@@ -25,8 +25,13 @@ from numba_ta.tensor_list.convert import (
     _list,
     _list_dtype,
     _name,
+    _no_device,
+    _no_kernel,
+    _opaque,
+    _resource_tensor,
     _scalar_int,
     _shape_input,
+    _shape_type_attr,
     _store,
     _value,
     _zeros,
@@ -34,6 +39,7 @@ from numba_ta.tensor_list.convert import (
 from numba_ta.tensor_list.ops import _from_rows, _handles, _op
 from numba_ta.tensor_list.store import (
     _UNSET,
+    RESOURCE,
     VARIANT,
     NumericStore,
     ObjectStore,
@@ -97,6 +103,8 @@ def TensorListStack(  # noqa: N802
         L1, L2; dtype mismatch (L3); another length (L28); a bad
         ``element_shape`` (L5, L4, L6) or a merge error; an empty list (L29) or
         a list of unset elements (L30) whose shape is not fully defined.
+    NotFoundError
+        ``element_dtype`` resource (L70): TF has no kernel for it.
     ResourceExhaustedError
         When the result cannot be allocated.
 
@@ -115,6 +123,8 @@ def TensorListStack(  # noqa: N802
            [5, 6]], dtype=int32)
     """
     dt = _element_dtype(element_dtype)
+    if dt is RESOURCE:  # no kernel: TF's device placement fails before any check
+        raise _no_device("TensorListStack", f"num_elements={int(num_elements)}")
     store = store_of(_list(input_handle, "TensorListStack"))
     _check_shape_input(element_shape, "TensorListStack")
     _check_dtype(dt, store)
@@ -168,6 +178,8 @@ def TensorListGather(  # noqa: N802
         no indices and a shape that is not fully defined (L31); an index out
         of range (L32, or L33 when the list's element shape is fully
         defined); unset elements whose shape is not fully defined (L34).
+    NotFoundError
+        ``element_dtype`` resource (L70): TF has no kernel for it.
     ResourceExhaustedError
         When the result cannot be allocated.
 
@@ -185,6 +197,8 @@ def TensorListGather(  # noqa: N802
     array([30, 10, 30])
     """
     dt = _element_dtype(element_dtype)
+    if dt is RESOURCE:  # no kernel: TF's device placement fails before any check
+        raise _no_device("TensorListGather")
     store = store_of(_list(input_handle, "TensorListGather"))
     check_input(indices, "TensorListGather", "indices")
     _check_shape_input(element_shape, "TensorListGather")
@@ -215,6 +229,8 @@ def TensorListGather(  # noqa: N802
 
 
 def _scatter_checks(op, tensor, indices, element_shape, num_elements=None):
+    if _resource_tensor(tensor):  # TensorArray handles: a resource tensor, for which TF has no kernel
+        raise _no_kernel(op, "shape_type=" + _shape_type_attr(element_shape))
     check_input(indices, op, "indices")
     es = _shape_input(element_shape, "TensorListScatter", owner=op)
     if num_elements is not None:
@@ -267,9 +283,10 @@ def TensorListScatter(tensor: Any, indices: Any, element_shape: Any, name: str |
     Raises
     ------
     InvalidArgumentError
-        ``element_shape`` of rank 2 or more (L12) or bad (L4, L6); ``tensor`` a
-        scalar (L10); incompatible rows (L11); as many indices as rows (L35);
-        a negative index (L36).
+        ``tensor`` of TensorArray handles (a resource tensor: L71, TF has no
+        kernel for it); ``element_shape`` of rank 2 or more (L12) or bad (L4,
+        L6); ``tensor`` a scalar (L10); incompatible rows (L11); as many
+        indices as rows (L35); a negative index (L36).
     ResourceExhaustedError
         When the list's storage cannot be allocated.
 
@@ -364,7 +381,8 @@ def TensorListScatterIntoExistingList(  # noqa: N802
     Raises
     ------
     InvalidArgumentError
-        L1, L2; dtype mismatch (L40); ``tensor`` a scalar (L10); ``indices``
+        TensorArray handles, or objects for a list of resources (L71: TF has
+        no kernel for a resource tensor); L1, L2; dtype mismatch (L40); ``tensor`` a scalar (L10); ``indices``
         not a vector (G2); as many indices as rows (L41); where TF crashes or
         corrupts the list: a negative index (``NT-tl-scatter-negative``), a
         row not compatible with a fully defined element shape
@@ -388,10 +406,14 @@ def TensorListScatterIntoExistingList(  # noqa: N802
            [0],
            [5]], dtype=int32)
     """
+    if _resource_tensor(tensor):  # TensorArray handles: a resource tensor, for which TF has no kernel
+        raise _no_kernel("TensorListScatterIntoExistingList")
     h = _list(input_handle, "TensorListScatterIntoExistingList")
     check_input(indices, "TensorListScatterIntoExistingList", "indices")
     t = _value(tensor, "tensor")
     store = store_of(h)
+    if store.dtype == RESOURCE and _opaque(t):  # objects for a list of resources: TF has no such kernel
+        raise _no_kernel("TensorListScatterIntoExistingList")
     if t.dtype != store.dtype:
         raise _messages.error("L40", tensor_dtype=_name(t.dtype), list_dtype=_name(store.dtype))
     if t.ndim == 0:
@@ -415,8 +437,12 @@ def _concat(op, input_handle, element_dtype, es_in, leading, v2):
     dt = _element_dtype(element_dtype)
     if not v2:
         attr = as_partial(es_in, attr=True)
+        if dt is RESOURCE:  # no kernel: TF's device placement fails before any check
+            raise _no_device(op, "element_shape=" + partial_str(attr))
         if attr is not None and len(attr) == 0:
             raise _messages.error("L69")  # TF's kernel refuses the attribute when it is made
+    elif dt is RESOURCE:
+        raise _no_device(op, "shape_type=" + _shape_type_attr(es_in))
     store = store_of(_list(input_handle, op))
     if v2:
         check_input(leading, op, "leading_dims")
@@ -519,6 +545,8 @@ def TensorListConcat(  # noqa: N802
     InvalidArgumentError
         L1, L2; L3; L43, L44, a merge error, L46, and L47 for an unset element
         whose first dimension cannot be inferred.
+    NotFoundError
+        ``element_dtype`` resource (L70): TF has no kernel for it.
     ResourceExhaustedError
         When the result cannot be allocated.
 
@@ -572,6 +600,8 @@ def TensorListConcatV2(  # noqa: N802
         where TF aborts: a negative ``leading_dims`` entry read
         (``NT-tl-leading-negative``), or one read from a ``leading_dims`` that
         is not a vector (``NT-tl-leading-vector``).
+    NotFoundError
+        ``element_dtype`` resource (L70): TF has no kernel for it.
     ResourceExhaustedError
         When the result cannot be allocated.
 
@@ -688,8 +718,9 @@ def TensorListSplit(tensor: Any, element_shape: Any, lengths: Any, name: str | N
     Raises
     ------
     InvalidArgumentError
-        A bad ``element_shape`` (L5, L4, L6) or a scalar one (L53); ``tensor`` a
-        scalar (L10); incompatible (L54); ``lengths`` not a vector (P1), with a
+        ``tensor`` of TensorArray handles (a resource tensor: L71, TF has no
+        kernel for it); a bad ``element_shape`` (L5, L4, L6) or a scalar one
+        (L53); ``tensor`` a scalar (L10); incompatible (L54); ``lengths`` not a vector (P1), with a
         negative value (L55), past the rows (L56) or leaving rows unused
         (L57); where TF corrupts the list: a piece that contradicts a fully
         defined element shape (``NT-tl-split-shape``).
@@ -708,6 +739,8 @@ def TensorListSplit(tensor: Any, element_shape: Any, lengths: Any, name: str | N
     >>> TensorListGetItem(input_handle=h, index=1, element_shape=-1, element_dtype=np.int64)
     array([1, 2])
     """
+    if _resource_tensor(tensor):  # TensorArray handles: a resource tensor, for which TF has no kernel
+        raise _no_kernel("TensorListSplit", "shape_type=" + _shape_type_attr(element_shape))
     check_input(lengths, "TensorListSplit", "lengths")
     es = _shape_input(element_shape, owner="TensorListSplit")
     if es is not None and len(es) == 0:
@@ -760,6 +793,11 @@ def _zeros_like_value(x):
     if not isinstance(x, TensorListHandle):
         raise _messages.error("L2", value=str(x))
     store = store_of(x)
+    if store.dtype == RESOURCE:  # TF's ZerosLikeTensor has no zeros of a resource (unset elements stay unset)
+        for v in store.items:
+            if v is not _UNSET:
+                raise _messages.error("L61", dtype="resource")
+        return ObjectStore(store.element_shape, -1, list(store.items), RESOURCE).handle()
     if store.dtype == VARIANT:
         items = [v if v is _UNSET or not isinstance(v, (TensorListHandle, VariantZero)) else _zeros_like_value(v) for v in store.items]  # noqa: E501
         return ObjectStore(store.element_shape, -1, items).handle()
@@ -803,6 +841,18 @@ def _add_values(a, b):
     if sb.length != n:
         raise _messages.error("L65", size=n, other_size=sb.length)
     es = merge(sa.element_shape, sb.element_shape)
+    if sa.dtype == RESOURCE:  # a set element in only one list is kept; two set ones cannot be added (L66, L67)
+        items = []
+        for va, vb in zip(sa.items, sb.items, strict=True):
+            if va is not _UNSET and vb is not _UNSET:
+                shape_a = va.shape if isinstance(va, np.ndarray) else ()
+                shape_b = vb.shape if isinstance(vb, np.ndarray) else ()
+                if shape_a != shape_b:
+                    raise _messages.error("L66", shape=shape_str(shape_a), other_shape=shape_str(shape_b))
+                raise _messages.error("L67", enum=20)
+            items.append(vb if va is _UNSET else va)
+        _check_fit(sa, sb, es)
+        return ObjectStore(es, -1, items, RESOURCE).handle()
     if sa.dtype == VARIANT:
         items = []
         for va, vb in zip(sa.items, sb.items, strict=True):

@@ -16,6 +16,7 @@ import numpy as np
 from numba_ta.core.memory import new_array
 from numba_ta.tensor_array.registry import TensorArrayHandle
 from numba_ta.tensor_list.store import (
+    RESOURCE,
     VARIANT,
     VARIANT_ZERO,
     TensorListHandle,
@@ -33,13 +34,18 @@ from numba_ta.tf.tensor_shape import as_partial, merge
 
 # --------------------------------------------------------------------------- conversions
 _VARIANT_NAMES = ("variant", "DT_VARIANT")
+_RESOURCE_NAMES = ("resource", "DT_RESOURCE")
 
 
 _DTYPES: dict[Any, np.dtype] = {}  # element_dtype arguments seen, and their dtypes
 
 
 def _element_dtype(dtype, argname="element_dtype"):
-    """Return the numpy dtype of an ``element_dtype``; TF's ``variant`` (``tf.variant``, 21, ``object``) is object."""
+    """Return the numpy dtype of an ``element_dtype``.
+
+    TF's ``variant`` (``tf.variant``, 21, ``"variant"``, ``object``) is :data:`VARIANT`,
+    TF's ``resource`` (``tf.resource``, 20, ``"resource"``) :data:`RESOURCE`.
+    """
     try:
         return _DTYPES[dtype]
     except (KeyError, TypeError):
@@ -62,7 +68,106 @@ def _parse_dtype(dtype, argname):
         return VARIANT
     if getattr(dtype, "name", None) == "variant" and hasattr(dtype, "as_datatype_enum"):  # tf.variant
         return VARIANT
+    if isinstance(dtype, np.dtype) and dtype == RESOURCE:
+        return RESOURCE
+    if isinstance(dtype, str) and dtype in _RESOURCE_NAMES:
+        return RESOURCE
+    if isinstance(dtype, (int, np.integer)) and not isinstance(dtype, (bool, np.bool_)) and int(dtype) == 20:
+        return RESOURCE
+    if getattr(dtype, "name", None) == "resource" and hasattr(dtype, "as_datatype_enum"):  # tf.resource
+        return RESOURCE
     return as_dtype(dtype, argname)
+
+
+def _opaque(v):
+    """Return whether ``v`` (a converted value) is an object array of opaque objects: no lists, no variant zeros.
+
+    Such a value is what numba_ta receives where TensorFlow has a resource tensor
+    (a TensorArray handle, a graph runner's variable ...) or a variant tensor that holds
+    no list: a list of resources takes it as resources, a list of variants as variants.
+    """
+    if v.dtype != VARIANT:
+        return False
+    if v.ndim == 0:
+        return not isinstance(v[()], (TensorListHandle, VariantZero))
+    for x in v.reshape(-1).tolist():  # (a loop, not a generator: a signal's exception must reach the caller)
+        if isinstance(x, (TensorListHandle, VariantZero)):
+            return False
+    return True
+
+
+def _resource_tensor(value):
+    """Return whether an op input is numba_ta's resource tensor: TensorArray handles (any nesting), and only them.
+
+    A :class:`~numba_ta.tensor_array.registry.TensorArrayHandle` is what numba_ta has
+    where TensorFlow has a resource tensor; an object ndarray, list or tuple holding
+    handles only (at least one) is a resource tensor of its shape.
+    """
+    if isinstance(value, TensorArrayHandle):
+        return True
+    if isinstance(value, np.ndarray):
+        if value.dtype != VARIANT or value.size == 0:
+            return False
+        flat = value.reshape(-1).tolist()
+    elif isinstance(value, (list, tuple)):
+        flat = []
+        stack = [value]
+        while stack:
+            v = stack.pop()
+            if isinstance(v, (list, tuple)):
+                stack.extend(v)
+            else:
+                flat.append(v)
+        if not flat:
+            return False
+    else:
+        return False
+    for x in flat:  # (a loop, not a generator: a signal's exception must reach the caller)
+        if not isinstance(x, TensorArrayHandle):
+            return False
+    return True
+
+
+def _item_dtype(v, list_dtype):
+    """Return the dtype of the value ``v`` (converted) as an op storing it in a list of ``list_dtype`` sees it.
+
+    For a list of resources, opaque objects (:func:`_opaque`) are resources; for other
+    lists, TensorArray handles are (:func:`_resource_tensor`) and other objects
+    variants.  Numeric values have their own dtype; lists and the variant zero are
+    variants.
+    """
+    if v.dtype != VARIANT:
+        return v.dtype
+    if list_dtype == RESOURCE:
+        return RESOURCE if _opaque(v) else VARIANT
+    return RESOURCE if _resource_tensor(v) else VARIANT
+
+
+def _shape_type_attr(value):
+    """TF's ``shape_type`` (``Tshape``) attribute of an ``element_shape`` input: ``DT_INT64`` or ``DT_INT32``."""
+    dt = getattr(value, "dtype", None)
+    if dt is None and isinstance(value, (int, list, tuple)) and not isinstance(value, bool):
+        try:
+            dt = to_array(value, "element_shape").dtype
+        except (TypeError, ValueError):
+            dt = None
+    return "DT_INT64" if getattr(dt, "name", None) == "int64" else "DT_INT32"
+
+
+def _no_device(op, attrs=""):
+    """TF's ``NotFoundError`` (L70) of an op whose ``element_dtype`` attribute is resource: no kernel for it.
+
+    ``attrs`` are the node's other attributes as TensorFlow prints them, ``name=value``
+    joined by ``", "``, in TensorFlow's (sorted) order around ``element_dtype``.
+    """
+    parts = sorted(["element_dtype=DT_RESOURCE", *([attrs] if attrs else [])])
+    return _messages.error("L70", op=op, attrs=", ".join(parts))
+
+
+def _no_kernel(op, attrs=""):
+    """TF's ``InvalidArgumentError`` (L71) of an op given a resource tensor whose dtype attribute has no kernel."""
+    parts = sorted(["element_dtype=DT_RESOURCE", *([attrs] if attrs else [])])
+    return _messages.error("L71", op=op, attrs=", ".join(parts))
 
 
 def _value(value, argname):
@@ -233,11 +338,11 @@ def _check_dtype(op_dtype, store):
 
 
 def _store(value, dtype):
-    """Return a value as a list stores it: an ndarray of the list's dtype, or a variant's object.
+    """Return a value as a list stores it: an ndarray of the list's dtype, or a variant's (resource's) object.
 
     A row of an object array is already the object (a handle, the variant zero, ...).
     """
-    if dtype == VARIANT and (not isinstance(value, np.ndarray) or value.ndim == 0):
+    if (dtype == VARIANT or dtype == RESOURCE) and (not isinstance(value, np.ndarray) or value.ndim == 0):
         return value[()] if isinstance(value, np.ndarray) else value
     return value
 

@@ -8,7 +8,7 @@ argument conversions they share :mod:`numba_ta.tensor_list.convert`'s.  All are 
 by :mod:`numba_ta.raw_ops`.  The contract is the section ``TensorList ops``
 of the TensorFlow semantics reference (``docs/semantics.rst``, label
 ``tl-semantics``): each check below runs in the order written there, with its
-message code (``L1`` to ``L69``, ``NT-tl-*``).  Every op checks everything before
+message code (``L1`` to ``L71``, ``NT-tl-*``).  Every op checks everything before
 it changes anything, and changes only a version of its input that no other handle
 sees (:mod:`numba_ta.tensor_list.store`), so an op that raises changes nothing.
 """
@@ -28,11 +28,17 @@ from numba_ta.tensor_list.convert import (
     _check_shape_input,
     _element_dtype,
     _infer,
+    _item_dtype,
     _list,
     _list_dtype,
     _name,
+    _no_device,
+    _no_kernel,
+    _opaque,
+    _resource_tensor,
     _scalar_int,
     _shape_input,
+    _shape_type_attr,
     _store,
     _summarize,
     _value,
@@ -40,6 +46,7 @@ from numba_ta.tensor_list.convert import (
 )
 from numba_ta.tensor_list.store import (
     _UNSET,
+    RESOURCE,
     VARIANT,
     NumericStore,
     ObjectStore,
@@ -105,7 +112,8 @@ def EmptyTensorList(  # noqa: N802 - TF's op name
         ``TensorListPushBack``'s size limit; negative means none.
     element_dtype : numpy dtype, str, tf.DType or int
         The elements' dtype; ``object`` (or ``"variant"``, ``tf.variant``, 21)
-        for a list of lists or other objects.
+        for a list of lists or other objects; ``"resource"`` (``tf.resource``,
+        20) for a list of resources (:ref:`tensorlist-resources`).
     name : str, optional
         Ignored.
 
@@ -230,9 +238,10 @@ def TensorListFromTensor(tensor: Any, element_shape: Any, name: str | None = Non
     Raises
     ------
     InvalidArgumentError
-        ``element_shape`` of rank 2 or more (L12) or otherwise bad (L4, L6);
-        ``tensor`` a scalar (L10); ``element_shape`` not compatible with the
-        rows (L11).
+        ``tensor`` of TensorArray handles (a resource tensor: L71, TF has no
+        kernel for it); ``element_shape`` of rank 2 or more (L12) or otherwise
+        bad (L4, L6); ``tensor`` a scalar (L10); ``element_shape`` not
+        compatible with the rows (L11).
     ResourceExhaustedError
         When the list's storage cannot be allocated.
 
@@ -247,6 +256,8 @@ def TensorListFromTensor(tensor: Any, element_shape: Any, name: str | None = Non
     >>> TensorListGetItem(input_handle=h, index=1, element_shape=-1, element_dtype=np.float64)
     array([2., 3.])
     """
+    if _resource_tensor(tensor):  # TensorArray handles: a resource tensor, for which TF has no kernel
+        raise _no_kernel("TensorListFromTensor", "shape_type=" + _shape_type_attr(element_shape))
     es = _shape_input(element_shape, "TensorListFromTensor", owner="TensorListFromTensor")
     t = _value(tensor, "tensor")
     if t.ndim == 0:
@@ -381,6 +392,8 @@ def TensorListGetItem(  # noqa: N802
         (``NT-tl-index``, where TF aborts); out of range (L13); a bad
         ``element_shape`` (L5, L4, L6), a shape merge error, or an unset
         element whose shape is not fully defined (L14).
+    NotFoundError
+        ``element_dtype`` resource (L70): TF has no kernel for it.
     ResourceExhaustedError
         When the zeros cannot be allocated.
 
@@ -397,6 +410,8 @@ def TensorListGetItem(  # noqa: N802
     """
     try:
         dt = _element_dtype(element_dtype)
+        if dt is RESOURCE:  # no kernel: TF's device placement fails before any check
+            raise _no_device("TensorListGetItem", "Tshape=" + _shape_type_attr(element_shape))
         h = input_handle if type(input_handle) is TensorListHandle else _list(input_handle, "TensorListGetItem")
         if type(element_shape) is not int:
             _check_shape_input(element_shape, "TensorListGetItem")
@@ -437,9 +452,10 @@ def TensorListSetItem(  # noqa: N802
         The list (unchanged).
     index : int
         The element, a scalar.
-    item : array_like
+    item : array_like or object
         The new element, of the list's dtype and compatible with its element
-        shape.
+        shape; for a list of resources any object that is not a number, a
+        list or the variant zero (held by reference).
     resize_if_index_out_of_bounds : bool, optional
         Grow the list to ``index + 1`` elements (the new ones unset) when
         ``index`` is past its end (default False).
@@ -479,7 +495,7 @@ def TensorListSetItem(  # noqa: N802
         store = h._store
         if h._v != store.base + len(store.log):  # (store.ver, inline)
             store = store.materialize(h)
-        _check_dtype(v.dtype, store)
+        _check_dtype(_item_dtype(v, store.dtype), store)
         if type(index) is int and -(2**31) <= index < 2**31:
             i = index
         else:
@@ -506,9 +522,10 @@ def TensorListPushBack(input_handle: Any, tensor: Any, name: str | None = None) 
     ----------
     input_handle : TensorListHandle
         The list (unchanged).
-    tensor : array_like
+    tensor : array_like or object
         The new last element, of the list's dtype and compatible with its
-        element shape.
+        element shape (for a list of resources, as ``item`` of
+        :func:`TensorListSetItem`).
     name : str, optional
         Ignored.
 
@@ -553,8 +570,8 @@ def TensorListPushBack(input_handle: Any, tensor: Any, name: str | None = None) 
             if not is_compatible(store.element_shape, v.shape):
                 raise _messages.error("L18", shape=shape_str(v.shape), element_shape=partial_str(store.element_shape))
             store.ok_shape = v.shape
-        if v.dtype is not store.dtype:  # (the same dtype is one object: numpy's builtin dtypes)
-            _check_dtype(v.dtype, store)
+        if v.dtype is not store.dtype or v.dtype is VARIANT:  # (numpy's builtin dtypes are one object each)
+            _check_dtype(_item_dtype(v, store.dtype), store)
         n = store.length
         m = store.max_num_elements
         if 0 <= m <= n:
@@ -603,9 +620,11 @@ def TensorListPushBackBatch(input_handles: Any, tensor: Any, name: str | None = 
     Raises
     ------
     InvalidArgumentError
-        ``tensor`` a scalar (L22); ``input_handles`` not a vector (L23); the
-        numbers of rows and lists differ (L24); list by list: not a list (L25),
-        a row not compatible with its element shape (L26), another dtype (L27).
+        TensorArray handles, or objects pushed to lists of resources (L71, TF
+        has no kernel for a resource tensor); ``tensor`` a scalar (L22); ``input_handles`` not a
+        vector (L23); the numbers of rows and lists differ (L24); list by list:
+        not a list (L25), a row not compatible with its element shape (L26),
+        another dtype (L27).
     ResourceExhaustedError
         When a list's storage cannot grow.
 
@@ -622,8 +641,14 @@ def TensorListPushBackBatch(input_handles: Any, tensor: Any, name: str | None = 
     >>> [int(TensorListLength(input_handle=h)) for h in out]
     [1, 1]
     """
+    if _resource_tensor(tensor):  # TensorArray handles: a resource tensor, for which TF has no kernel
+        raise _no_kernel("TensorListPushBackBatch")
     t = _value(tensor, "tensor")
     hs = _handles(input_handles, "input_handles", "TensorListPushBackBatch")
+    if _opaque(t):  # opaque objects pushed to lists of resources: a resource tensor, whose kernel TF does not have
+        for x in hs.reshape(-1).tolist():
+            if isinstance(x, TensorListHandle) and x.element_dtype == RESOURCE:
+                raise _no_kernel("TensorListPushBackBatch")
     if t.ndim == 0:
         raise _messages.error("L22", shape=shape_str(t.shape))
     if hs.ndim != 1:
@@ -677,6 +702,8 @@ def TensorListPopBack(  # noqa: N802
         L1, L2; dtype mismatch (L3); an empty list (L20); for an unset last
         element, a bad ``element_shape`` (L5, L4, L6), a merge error, or a
         shape that is not fully defined (L21).
+    NotFoundError
+        ``element_dtype`` resource (L70): TF has no kernel for it.
     ResourceExhaustedError
         When the zeros cannot be allocated.
 
@@ -695,6 +722,8 @@ def TensorListPopBack(  # noqa: N802
     """
     try:
         dt = _element_dtype(element_dtype)
+        if dt is RESOURCE:  # no kernel: TF's device placement fails before any check
+            raise _no_device("TensorListPopBack")
         h = input_handle if type(input_handle) is TensorListHandle else _list(input_handle, "TensorListPopBack")
         if type(element_shape) is not int:
             _check_shape_input(element_shape, "TensorListPopBack")

@@ -38,8 +38,8 @@ Numeric lists keep their elements in the engine's struct (:mod:`numba_ta.core.st
 ``tl_set``/``tl_resize``): one flat buffer, dense rows while the elements share a
 shape (element ``i`` is row ``i``), ragged runs otherwise; ``SIZE`` is the list's
 length, a set element has the state ``WRITTEN | DATA`` and an unset one 0.  Lists
-of variants (``element_dtype=variant``) hold their elements, any Python objects,
-by reference in a Python list.
+of variants (``element_dtype=variant``) and lists of resources (``element_dtype=resource``)
+hold their elements, any Python objects, by reference in a Python list.
 
 The list's dtype, element shape and ``max_num_elements`` never change along a
 lineage (every op that returns a changed list keeps them), so they belong to the
@@ -79,6 +79,15 @@ LOG = "log"
 
 VARIANT = np.dtype(object)
 """The dtype numba_ta uses for TensorFlow's ``variant`` (lists of lists, or of any objects)."""
+
+RESOURCE = np.dtype([("resource", object)])
+"""The dtype numba_ta uses for TensorFlow's ``resource``: the element dtype of a list of resources.
+
+A numpy dtype of its own (a record of one object field), so that it equals no other
+dtype, ``VARIANT`` included; no array of it is ever made: the elements of a list of
+resources are the objects given to it, held by reference as a variant list holds its
+elements (:ref:`tensorlist-resources`).
+"""
 
 _FRESH = STORED | HELD_DATA  # a set element whose row holds its data
 NO_I64 = np.zeros(0, np.int64)
@@ -259,10 +268,14 @@ _new_handle = object.__new__
 
 
 def dtype_name(dtype):
-    """TF's name of a list's dtype (``float``, ``int32``, ``variant``)."""
+    """TF's name of a list's dtype (``float``, ``int32``, ``variant``, ``resource``)."""
     from numba_ta.tf.dtypes import tf_name
 
-    return "variant" if dtype == VARIANT else tf_name(dtype)
+    if dtype == VARIANT:
+        return "variant"
+    if dtype == RESOURCE:
+        return "resource"
+    return tf_name(dtype)
 
 
 def store_of(h):
@@ -825,11 +838,17 @@ class NumericStore(_Store):
 
 
 class ObjectStore(_Store):
-    """A list of variants: its elements (any Python objects, :data:`_UNSET` for unset) in a Python list."""
+    """A list of variants or of resources: its elements (any Python objects, :data:`_UNSET` for unset) in a list.
 
-    def __init__(self, element_shape, max_num_elements, items=None):
-        super().__init__(VARIANT, element_shape, max_num_elements)
+    ``dtype`` is :data:`VARIANT` (the default) or :data:`RESOURCE`.  The elements of a
+    list of variants are scalars; those of a list of resources have the shapes of the
+    values given (a resource scalar, or an object ndarray of them).
+    """
+
+    def __init__(self, element_shape, max_num_elements, items=None, dtype=VARIANT):
+        super().__init__(dtype, element_shape, max_num_elements)
         self.items = [] if items is None else items
+        self._shaped = dtype == RESOURCE  # (a variant list's elements all count as scalars)
 
     @property
     def length(self):
@@ -841,8 +860,9 @@ class ObjectStore(_Store):
         return self.items[i] is not _UNSET
 
     def shape_of(self, i):
-        """Return ``()``: every element of a list of variants is a scalar."""
-        return ()
+        """Return ``()``: every element of a list of variants is a scalar (of resources: the element's shape)."""
+        v = self.items[i]
+        return v.shape if self._shaped and isinstance(v, np.ndarray) else ()
 
     def get(self, i):
         """Return element ``i``, the stored object itself (shared, not copied as a numeric element is).
@@ -854,8 +874,9 @@ class ObjectStore(_Store):
     def set_shapes(self, idx=None):
         """Return ``[(position, shape)]``: the distinct shapes of the set elements of ``idx``, as NumericStore does.
 
-        All elements are scalars, so the result is ``[(k, ())]``, ``k`` the position (in
-        ``idx``) of the first set element, or ``[]`` when none of them is set.
+        All elements of a list of variants are scalars, so the result is ``[(k, ())]``,
+        ``k`` the position (in ``idx``) of the first set element, or ``[]`` when none of
+        them is set.  A list of resources gives each distinct shape of its elements.
 
         Parameters
         ----------
@@ -865,9 +886,15 @@ class ObjectStore(_Store):
         Returns
         -------
         list of (int, tuple)
-            At most one ``(position, ())`` pair.
+            At most one ``(position, ())`` pair for a list of variants.
         """
         items = self.items if idx is None else [self.items[i] for i in idx]
+        if self._shaped:
+            seen = {}
+            for k, v in enumerate(items):
+                if v is not _UNSET:
+                    seen.setdefault(v.shape if isinstance(v, np.ndarray) else (), k)
+            return [(k, shape) for shape, k in seen.items()]
         for k, v in enumerate(items):
             if v is not _UNSET:
                 return [(k, ())]
@@ -1021,13 +1048,13 @@ class ObjectStore(_Store):
 
         The list of elements is copied; the elements themselves are shared.
         """
-        return ObjectStore(self.element_shape, self.max_num_elements, list(self.items))
+        return ObjectStore(self.element_shape, self.max_num_elements, list(self.items), self.dtype)
 
 
 def new_store(dtype, element_shape, max_num_elements, length=0):
     """Return a new storage of ``length`` unset elements (version 0)."""
-    if dtype == VARIANT:
-        return ObjectStore(element_shape, max_num_elements, [_UNSET] * length)
+    if dtype == VARIANT or dtype == RESOURCE:
+        return ObjectStore(element_shape, max_num_elements, [_UNSET] * length, dtype)
     store = NumericStore(dtype, element_shape, max_num_elements, capacity=length)
     if length:
         store._hdr[H.SIZE] = length

@@ -24,14 +24,16 @@ section ``message-codes``), each with TensorFlow's class and text:
   (concat), ``P1`` to ``P5`` (split), ``R2`` and ``R4`` (gradient ops).
 
 The TensorList codes of the reference (section ``tl-message-codes``) are
-``L1`` to ``L69`` and the ``NT-tl-*`` codes (numba_ta's own texts, below).
+``L1`` to ``L71`` and the ``NT-tl-*`` codes (numba_ta's own texts, below).
 The ``L`` codes, each with TensorFlow's class and text:
 
-* ``L1`` to ``L69``: the checks of the TensorList ops and of the list kernels
+* ``L1`` to ``L71``: the checks of the TensorList ops and of the list kernels
   of ``ZerosLike`` and ``AddN``, each an ``InvalidArgumentError`` but ``L68``
-  (``InternalError``); ``L61`` is in the table for completeness (numba_ta has
-  no string lists).  The TensorList texts that are TensorArray texts keep
-  their codes: ``G2``, ``P1``, ``NT-merge-shape`` and ``NT-merge-rank``.
+  (``InternalError``) and ``L70`` (``NotFoundError``); ``L70`` and ``L71``
+  are the first lines of TensorFlow's texts for an op with no kernel for
+  ``resource`` (lists of resources, ``tl-resource``).  The TensorList texts
+  that are TensorArray texts keep their codes: ``G2``, ``P1``,
+  ``NT-merge-shape`` and ``NT-merge-rank``.
 
 numba_ta's codes for TensorFlow texts that the reference gives without a
 code:
@@ -407,6 +409,12 @@ MESSAGES: Mapping[str, tuple[type[Exception], str]] = MappingProxyType(
             "'{other_type_name}'",
         ),
         "L69": (_IA, "element_shape must not be empty"),
+        # the first line of TF's texts (the list of registered kernels that follows is left out)
+        "L70": (NotFoundError, "Could not find device for node: {{{{node {op}}}}} = {op}[{attrs}]"),
+        "L71": (
+            _IA,
+            "No OpKernel was registered to support Op '{op}' used by {{{{node {op}}}}} with these attrs: [{attrs}]",
+        ),
         # ---------------------------------------------------------------- TensorFlow's texts without a spec code
         "NT-size-scalar": (_IA, "TensorArray size must be scalar, but had shape: {shape}"),
         "NT-size-negative": (_IA, "Size should be >= 0."),
