@@ -399,9 +399,9 @@ def _threading_layer() -> str:
     except ValueError:
         pass
     try:  # start the thread pool without compiling anything
-        from numba.np.ufunc.parallel import _launch_threads
+        from numba_ta.core import numba_compat
 
-        _launch_threads()
+        numba_compat.launch_threads()
         return numba.threading_layer()
     except Exception as e:  # no usable layer (e.g. NUMBA_THREADING_LAYER names a missing one)
         return f"unavailable ({type(e).__name__}: {e})"
@@ -416,12 +416,9 @@ def _fork_safety(layer: str) -> str:
     if layer in ("tbb", "workqueue"):
         return f"safe ({layer} layer)"
     if layer == "omp":
-        try:
-            from numba.np.ufunc import omppool  # type: ignore[attr-defined]  # a C extension, no stub
+        from numba_ta.core import numba_compat
 
-            vendor = omppool.openmp_vendor
-        except Exception:  # the vendor is only a detail of the message
-            vendor = None
+        vendor = numba_compat.openmp_vendor()  # None when unknown: the vendor is only a detail of the message
         if vendor not in (None, "GNU"):
             return f"{vendor} OpenMP, not GNU OpenMP: no known fork() problem"
         return (
@@ -429,6 +426,14 @@ def _fork_safety(layer: str) -> str:
             f'("fork() called from a process already using GNU OpenMP"): {advice}'
         )
     return f"depends on the layer: GNU OpenMP (the omp layer on Linux) terminates such children; {advice}"
+
+
+def _numba_line(version: str) -> str:
+    """``0.68.1 (supported: numba>=0.59,<0.69)``, or ``... (NOT supported: ...)`` outside the range."""
+    from numba_ta.core import numba_compat
+
+    verdict = "supported" if numba_compat.IN_RANGE else "NOT supported"
+    return f"{version} ({verdict}: {numba_compat.REQUIREMENT})"
 
 
 def _run_info(args: argparse.Namespace, out: TextIO) -> int:
@@ -443,7 +448,7 @@ def _run_info(args: argparse.Namespace, out: TextIO) -> int:
         ("python", f"{platform.python_version()} ({sys.executable})"),
         ("platform", platform.platform()),
         ("numpy", numpy.__version__),
-        ("numba", numba.__version__),
+        ("numba", _numba_line(numba.__version__)),
         ("threading layer", layer),
         ("fork()", _fork_safety(layer)),
         ("threads", f"{numba.get_num_threads()} (numba.get_num_threads())"),

@@ -1566,3 +1566,211 @@ def test_sigalrm_keyboardinterrupt_stress_random_ops_all_or_nothing():
         report += ["inconsistent or unusable arrays:", *dict.fromkeys(run.problems[:40])]
     assert not run.unexpected and not run.problems, "\n".join(report)
     assert run.stats["interrupted"] > 0, f"no op was interrupted: {summary}"
+
+
+# ======================================================================================
+# Signals while a parallel kernel runs: every interrupt arrives as KeyboardInterrupt, and the
+# arrays are as before the op or as after it.  The threshold is 1 item, so eight elements of 64
+# items run every bulk op's parallel kernel (and the gradient sums' per-dtype kernels).
+
+PAR_ROWS, PAR_W = 8, 64
+PAR_PERM = [5, 2, 7, 0, 3, 6, 1, 4]
+PAR_LENS = [3, 1, 0, 2, 2]  # a split's lengths (rows of PAR_W items), one of them empty
+
+
+def _par_forward(c, dtype=np.float32, clear=True):
+    h = c.add(mk(PAR_ROWS, dtype=dtype, element_shape=[PAR_W], clear_after_read=clear), [(PAR_W,)])
+    sc(h, list(range(PAR_ROWS)), val((PAR_ROWS, PAR_W), 1, dtype))
+    return h
+
+
+def _par_gather(c):
+    h = _par_forward(c)
+    return lambda: ga(h, PAR_PERM)
+
+
+def _par_stack(c):
+    ta = TensorArray(np.float32, size=PAR_ROWS, element_shape=[PAR_W], clear_after_read=False)
+    ta = ta.unstack(val((PAR_ROWS, PAR_W), 2))
+    c.add(ta.handle, [(PAR_W,)], ta)
+    return ta.stack
+
+
+def _par_scatter(c):
+    h = c.add(mk(PAR_ROWS, element_shape=[PAR_W]), [(PAR_W,)])
+    v = val((PAR_ROWS, PAR_W), 3)
+    return lambda: sc(h, PAR_PERM, v)
+
+
+def _par_unstack(c):
+    ta = TensorArray(np.float32, size=PAR_ROWS, element_shape=[PAR_W])
+    c.add(ta.handle, [(PAR_W,)], ta)
+    v = val((PAR_ROWS, PAR_W), 4)
+    return lambda: ta.unstack(v)
+
+
+def _par_concat(c):
+    h = c.add(mk(len(PAR_LENS), clear_after_read=True, identical_element_shapes=False), [(1, PAR_W)])
+    sp(h, val((sum(PAR_LENS), PAR_W), 5), PAR_LENS)
+    return lambda: co(h)
+
+
+def _par_split(c):
+    h = c.add(mk(len(PAR_LENS), identical_element_shapes=False), [(1, PAR_W)])
+    v = val((sum(PAR_LENS), PAR_W), 6)
+    return lambda: sp(h, v, PAR_LENS)
+
+
+def _par_grad_scatter(dtype):
+    def setup(c):
+        g = c.add(grad(_par_forward(c, dtype, clear=False)), [(PAR_W,)])
+        sc(g, [0, 2, 4, 6, 7], val((5, PAR_W), 7, dtype))  # these hold data: the op adds into them
+        v = val((PAR_ROWS, PAR_W), 8, dtype)
+        return lambda: sc(g, PAR_PERM, v)
+
+    return setup
+
+
+def _par_grad_split(c):
+    f = c.add(mk(len(PAR_LENS), clear_after_read=False, identical_element_shapes=False), [(1, PAR_W)])
+    sp(f, val((sum(PAR_LENS), PAR_W), 9), PAR_LENS)
+    g = c.add(grad(f), [(1, PAR_W)])
+    sp(g, val((sum(PAR_LENS), PAR_W), 10), PAR_LENS)  # every element holds data: the op adds into all
+    v = val((sum(PAR_LENS), PAR_W), 11)
+    return lambda: sp(g, v, PAR_LENS)
+
+
+PAR_CASES = {
+    "gather": _par_gather,
+    "stack": _par_stack,
+    "scatter": _par_scatter,
+    "unstack": _par_unstack,
+    "concat": _par_concat,
+    "split": _par_split,
+    "grad-scatter-adds-float32": _par_grad_scatter(np.float32),
+    "grad-scatter-adds-int32": _par_grad_scatter(np.int32),
+    "grad-split-adds": _par_grad_split,
+}
+
+
+def _par_result(r):
+    """An op's result as comparable bytes (a TensorArray or a flow: None)."""
+    if isinstance(r, np.ndarray):
+        return (r.dtype.str, r.shape, r.tobytes())
+    if isinstance(r, tuple):
+        return tuple(_par_result(x) for x in r)
+    return None
+
+
+@pytest.fixture
+def parallel_everywhere():
+    """The parallel threshold at 1 item (restored afterwards)."""
+    import numba_ta
+
+    old = numba_ta.set_parallel_threshold(1)
+    try:
+        yield
+    finally:
+        numba_ta.set_parallel_threshold(old)
+
+
+@pytest.mark.jit_only("the parallel kernels, and what calls them, are compiled code")
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs signal.setitimer")
+@pytest.mark.parametrize("name", sorted(PAR_CASES))
+def test_signal_during_parallel_kernel_arrives_as_keyboardinterrupt_all_or_nothing(name, parallel_everywhere):
+    """SIGALRM (a handler raising KeyboardInterrupt) at random moments of a bulk op above the parallel threshold."""
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signal handlers run in the main thread only")
+    setup = PAR_CASES[name]
+
+    def fresh():
+        c = Ctx()
+        return c, setup(c)
+
+    # the op's effect, uninterrupted (which also loads every kernel it runs)
+    c, op = fresh()
+    before = ctx_snapshot(c)
+    want = _par_result(op())
+    after = ctx_snapshot(c)
+    assert before != after, "the op changes its array"
+    from numba_ta.core import ckernels
+    from numba_ta.core.state import dtype_code
+
+    kind = name.split("-")[0]
+    slot = {"gather": ckernels.GATHER, "stack": ckernels.GATHER, "concat": ckernels.GATHER}.get(kind, ckernels.WRITE)
+    if kind == "grad":
+        slot = ckernels.sum_slot(dtype_code(np.int32 if "int32" in name else np.float32), True)
+    assert ckernels.TABLE[slot], "the op's parallel kernel is loaded (the op ran it)"
+    t = time.perf_counter()
+    for _ in range(20):
+        c, op = fresh()
+        op()
+    op_time = (time.perf_counter() - t) / 20  # to spread the signals over the op (no assertion on it)
+    rng = random.Random(34)
+    armed = [False]
+    fired = [0]
+
+    def on_alarm(signum, frame):
+        if armed[0]:
+            fired[0] += 1
+            raise KeyboardInterrupt("SIGALRM")
+
+    foreign_gc_callbacks = gc.callbacks[:]  # Python code at any allocation: not numba_ta's to test
+    gc.callbacks.clear()
+    old_handler = signal.signal(signal.SIGALRM, on_alarm)
+    faulthandler.dump_traceback_later(120, exit=True)
+    trials, interrupted, done_anyway = 600, 0, 0
+    wrong, bad = [], []
+    try:
+        for trial in range(trials):
+            c, op = fresh()
+            result = None
+            outcome = "done"
+            delay = rng.uniform(1e-6, 1.5 * op_time + 2e-6)
+            try:
+                armed[0] = True
+                try:
+                    signal.setitimer(signal.ITIMER_REAL, delay)
+                    result = op()
+                finally:
+                    armed[0] = False
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+            except KeyboardInterrupt as e:
+                outcome = "interrupted"
+                interrupted += 1
+                _drop(e)
+            except BaseException as e:  # noqa: BLE001 - what the test is about: TypeError, SystemError ...
+                chain = " <- ".join(f"{type(x).__name__}({str(x)[:80]})" for x in _chain(e))
+                wrong.append(f"trial {trial}: {chain}")
+                _drop(e)
+                outcome = "wrong"
+            snap = ctx_snapshot(c)
+            locks = [a.storage.lock for a in c.arrays]
+            if not all(lk.acquire(blocking=False) for lk in locks):
+                bad.append(f"trial {trial} ({outcome}): a lock left held")
+                continue
+            for lk in locks:
+                lk.release()
+            if snap == after:
+                if outcome == "done" and _par_result(result) != want:
+                    bad.append(f"trial {trial}: completed with a wrong result")
+                done_anyway += outcome != "done"
+            elif snap != before:
+                diff = snapshot_diff(snap, before) + ["-- vs after:"] + snapshot_diff(snap, after)
+                bad.append(f"trial {trial} ({outcome}): neither as before nor as after: {diff}")
+            elif outcome == "done":
+                bad.append(f"trial {trial}: completed but the array is as before")
+    finally:
+        armed[0] = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old_handler)
+        gc.callbacks[:] = foreign_gc_callbacks
+        faulthandler.cancel_dump_traceback_later()
+    summary_line = (
+        f"{name}: {trials} trials, {fired[0]} alarms, {interrupted} interrupted "
+        f"({done_anyway} of them after the commit), {len(wrong)} other exceptions, {len(bad)} bad states"
+    )
+    print(summary_line)
+    report = [summary_line, *wrong[:5], *bad[:5]]
+    assert not wrong and not bad, "\n".join(report)
+    assert interrupted > 0, summary_line

@@ -200,6 +200,15 @@ def test_another_threads_python_op_waits_for_the_compiled_call():
     _unlocked(a)
 
 
+_OBJMODE_CALLEE = []  # what the objmode block below calls
+
+
+def _objmode_callee():
+    """Call the test's closure from a module-level function: Numba 0.59 pickles an objmode block's closure
+    cells by value, and a barrier does not pickle (0.68 does not need this)."""
+    return _OBJMODE_CALLEE[0]()
+
+
 def test_compiled_calls_from_objmode_that_wait_for_each_other_raise_instead_of_hanging():
     """T1 holds a and, from objmode, calls g(b); T2 holds b and calls g(a): one of them gives up."""
     a, b = _array(0.0), _array(10.0)
@@ -214,10 +223,12 @@ def test_compiled_calls_from_objmode_that_wait_for_each_other_raise_instead_of_h
         barrier.wait()  # both outer calls hold their array
         return g(other[threading.get_ident()])
 
+    _OBJMODE_CALLEE[:] = [inner]
+
     @numba.njit
     def f(ta):
         with numba.objmode(x="float64"):
-            x = inner()
+            x = _objmode_callee()
         return ta.read(1)[0] + x
 
     def run(ta, inner_ta):
@@ -226,6 +237,7 @@ def test_compiled_calls_from_objmode_that_wait_for_each_other_raise_instead_of_h
 
     g(a)
     errors = _run_threads([lambda: run(a, b), lambda: run(b, a)])
+    _OBJMODE_CALLEE.clear()
     failed = [e for e in errors if e is not None]
     assert len(failed) == 1, errors
     assert isinstance(failed[0], RuntimeError) and "gives up instead of waiting forever" in str(failed[0])

@@ -22,6 +22,7 @@ directory that only root can enter, such as ``/root``).  Skipped when none of th
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import site
@@ -235,6 +236,9 @@ def test_readonly_install_runs_every_op(workdir, shipped):
     counts = next(line for line in run.stdout.splitlines() if line.startswith("loaded "))
     if shipped:
         assert (venv / "lib").is_dir() and list(venv.glob("lib/*/site-packages/numba_ta/_compiled/*.nbi")), report
+        manifests = list(venv.glob("lib/*/site-packages/numba_ta/_compiled/manifest.json"))
+        assert len(manifests) == 1, report  # what the shipped code was built for (checked when a kernel misses it)
+        assert json.loads(manifests[0].read_text())["numba"] == numba.__version__, report
         assert counts.endswith(" compiled 0") and counts != "loaded 0 compiled 0", report  # all loaded
         assert ours == [], report
     else:

@@ -19,4 +19,6 @@ Not public: the modules here change with the package.
     The compiled code shipped with the package.
 :mod:`~numba_ta.core.config`, :mod:`~numba_ta.core.threads`
     The memory policy's and the parallel kernels' settings.
+:mod:`~numba_ta.core.numba_compat`
+    Every private part of Numba that numba_ta uses, and the supported Numba versions.
 """

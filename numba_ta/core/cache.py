@@ -14,20 +14,26 @@ would look, and saves what it compiles where Numba would save it.  An entry of t
 shipped folder is used only when it was compiled from the same numba_ta sources (a hash
 of every source file of the package: :func:`source_stamp`), the same function bytecode,
 the same Numba version and the same CPU (Numba's own index key); anything else is
-compiled as usual.  Compilation options that change the code (``NUMBA_BOUNDSCHECK``,
-``NUMBA_OPT``, ``NUMBA_DEBUGINFO``...) are part of the stamp, so a debugging run does not
-load code built without them.
+compiled as usual.  When the shipped code was built for another Numba (or CPU) than the
+one running, the first kernel that misses it says so, once per process: a
+:class:`ShippedCodeMismatchWarning`, from the folder's :data:`MANIFEST` (written by
+:mod:`numba_ta.core.precompile`), with the command that rebuilds it.  Compilation options
+that change the code (``NUMBA_BOUNDSCHECK``, ``NUMBA_OPT``, ``NUMBA_DEBUGINFO``...) are
+part of the stamp, so a debugging run does not load code built without them.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sys
+import warnings
 from pathlib import Path
 
 from numba.core import config
-from numba.core.caching import CompileResultCacheImpl, FunctionCache, IndexDataCacheFile, _CacheLocator
+
+from numba_ta.core import numba_compat as _numba_compat
 
 #: The folder of the cache built with the package (absent in a source checkout).
 SHIPPED_DIR = Path(__file__).parent.parent / "_compiled"
@@ -61,33 +67,145 @@ def source_stamp() -> str:
     return _stamp
 
 
-class _ShippedLocator(_CacheLocator):
-    """Numba cache locator of the shipped folder: a fixed path, stamped by :func:`source_stamp`."""
+class ShippedCodeMismatchWarning(RuntimeWarning):
+    """The compiled code shipped with the package was built for another Numba or CPU: it is compiled at first use."""
 
-    def __init__(self, py_func, path):
-        self._py_func = py_func
-        self._lineno = py_func.__code__.co_firstlineno
-        self._path = str(path)
 
-    def ensure_cache_path(self):
-        os.makedirs(self._path, exist_ok=True)
+#: The file of the shipped folder that says what its code was built for (:func:`build_facts`).
+MANIFEST = "manifest.json"
 
-    def get_cache_path(self):
-        return self._path
 
-    def get_source_stamp(self):
-        return source_stamp()
+def build_facts(target_context=None) -> dict:
+    """Return what the shipped code is tied to: the versions of Numba, llvmlite, numpy, Python, and the CPU.
 
-    def get_disambiguator(self):
-        return str(self._lineno)
+    Parameters
+    ----------
+    target_context : numba.core.base.BaseContext, optional
+        The target context whose CPU counts (Numba's CPU target's by default).
 
-    @classmethod
-    def from_function(cls, py_func, py_file):  # pragma: no cover - never in Numba's own locator list
+    Returns
+    -------
+    dict
+        ``numba``, ``llvmlite``, ``numpy``, ``python`` (version strings) and ``cpu``: what
+        Numba's cache keys an entry's CPU by (target triple, CPU name, CPU features).
+    """
+    import llvmlite
+    import numba
+    import numpy
+
+    return {
+        "numba": numba.__version__,
+        "llvmlite": llvmlite.__version__,
+        "numpy": numpy.__version__,
+        "python": ".".join(map(str, sys.version_info[:3])),
+        "cpu": list(_numba_compat.cpu_key(target_context)),
+    }
+
+
+def write_manifest(folder) -> None:
+    """Write :data:`MANIFEST` into the shipped folder ``folder``: :func:`build_facts` and the source stamp.
+
+    Parameters
+    ----------
+    folder : path-like
+        The folder being built (:mod:`numba_ta.core.precompile` calls this last).
+    """
+    os.makedirs(folder, exist_ok=True)
+    facts = dict(build_facts(), format=1, source_stamp=source_stamp())
+    (Path(folder) / MANIFEST).write_text(json.dumps(facts, indent=1, sort_keys=True) + "\n")
+
+
+def read_manifest(folder) -> dict | None:
+    """Return the :data:`MANIFEST` of ``folder``, or None (no manifest: a build of an older numba_ta, or none).
+
+    Parameters
+    ----------
+    folder : path-like
+        A shipped folder.
+
+    Returns
+    -------
+    dict or None
+        What :func:`write_manifest` wrote.
+    """
+    try:
+        facts = json.loads((Path(folder) / MANIFEST).read_text())
+    except (OSError, ValueError):
         return None
+    return facts if isinstance(facts, dict) else None
 
 
-class KernelCache(FunctionCache):
+def _describe(facts, other):
+    """``Numba 0.60.0 (llvmlite 0.43.0, numpy 2.0.2) on CPU skylake, x86_64-unknown-linux-gnu``."""
+    cpu = list(facts.get("cpu") or ["?", "?", ""])
+    cpu += [""] * (3 - len(cpu))
+    where = f"CPU {cpu[1]}, {cpu[0]}"
+    if list(other.get("cpu") or [])[:2] == cpu[:2] and list(other.get("cpu") or [])[2:] != cpu[2:]:
+        where += f" (features {cpu[2] or 'none'})"
+    return (
+        f"Numba {facts.get('numba', '?')} (llvmlite {facts.get('llvmlite', '?')}, numpy {facts.get('numpy', '?')}) "
+        f"on {where}"
+    )
+
+
+def shipped_mismatch(shipped, running, folder=None) -> str | None:
+    """Return why code built with the facts ``shipped`` cannot load under ``running`` (:func:`build_facts`), or None.
+
+    Numba's cache keys an entry by the Numba version and the CPU (triple, name, features);
+    llvmlite goes with Numba.
+
+    Parameters
+    ----------
+    shipped, running : dict
+        The facts of the build (:func:`read_manifest`) and of this process.
+    folder : path-like, optional
+        The shipped folder, for the message (:data:`SHIPPED_DIR` by default).
+
+    Returns
+    -------
+    str or None
+        The warning's message, or None when they match.
+    """
+    keys = ("numba", "llvmlite", "cpu")
+    if all(list(shipped.get(k) or []) == list(running.get(k) or []) if k == "cpu" else shipped.get(k) == running.get(k)
+           for k in keys):  # fmt: skip
+        return None
+    return (
+        f"numba_ta: the compiled code shipped in {folder or SHIPPED_DIR} was built for {_describe(shipped, running)}; "
+        f"this process runs {_describe(running, shipped)}, so numba_ta cannot use it: its engine and kernels are "
+        "compiled at their first use instead (about half a minute on 2 cores, once: Numba caches them on disk). "
+        "To ship code for this Numba and CPU, reinstall numba_ta from its source folder with the Numba installed here: "
+        "pip install --no-build-isolation --no-deps --force-reinstall .  (--no-build-isolation builds with this "
+        "Numba, not the newest one; it needs setuptools and wheel installed)"
+    )
+
+
+_mismatch_checked = False
+
+
+def _shipped_missed(folder, target_context):
+    """Warn if the shipped folder was built for another Numba or CPU (a kernel missed it; once per process)."""
+    global _mismatch_checked
+    if _mismatch_checked:
+        return
+    _mismatch_checked = True
+    shipped = read_manifest(folder)
+    if shipped is None:
+        return
+    message = shipped_mismatch(shipped, build_facts(target_context), folder)
+    if message is not None:
+        warnings.warn(message, ShippedCodeMismatchWarning, stacklevel=2)
+
+
+class KernelCache(_numba_compat.FunctionCacheBase):
     """Numba's function cache, which first looks in the cache shipped with the package.
+
+    The Numba side (what Numba's dispatcher calls, the index and data files) is
+    :class:`numba_ta.core.numba_compat.FunctionCacheBase`; this class is the policy: the
+    folder being built, else the shipped folder, else Numba's own cache.  The first kernel
+    of a process that misses the shipped folder compares the folder's :data:`MANIFEST` with
+    this process (:func:`shipped_mismatch`) and, if the build was for another Numba or CPU,
+    emits one :class:`ShippedCodeMismatchWarning`.
 
     Parameters
     ----------
@@ -99,16 +217,7 @@ class KernelCache(FunctionCache):
     """
 
     def __init__(self, py_func, writable=True):
-        self.writable = writable
-        if writable:
-            super().__init__(py_func)
-        else:  # Numba's locators all refused: the shipped folder's locator stands in, read-only
-            self._name = repr(py_func)
-            self._py_func = py_func
-            self._impl = _ReadOnlyImpl(py_func)
-            self._cache_path = self._impl.locator.get_cache_path()
-            self._cache_file = None
-            self.enable()
+        super().__init__(py_func, writable, SHIPPED_DIR, source_stamp)
         self._shipped_at = None  # the folder self._shipped reads (None: none)
         self._shipped = None
 
@@ -120,49 +229,53 @@ class KernelCache(FunctionCache):
             self._shipped_at = target
             self._shipped = None
             if target is not None:
-                self._shipped = IndexDataCacheFile(
-                    cache_path=target, filename_base=self._impl.filename_base, source_stamp=source_stamp()
-                )
+                self._shipped = self.index_file(target, source_stamp())
         return self._shipped, build_dir is not None
 
     def has_shipped(self):
         """Return whether there is a shipped folder (or one being built) to load from."""
         return self._shipped_file()[0] is not None
 
-    def flush(self):
-        """Empty the writable cache's index (Numba's ``Dispatcher`` API); the shipped folder is kept."""
-        if self._cache_file is not None:
-            self._cache_file.flush()
+    def load_entry(self, sig, target_context):
+        """Return the compiled code of ``sig``: from the folder being built, the shipped one or Numba's cache; or None.
 
-    def _load_overload(self, sig, target_context):
-        if not self._enabled:
-            return None
+        Parameters
+        ----------
+        sig : tuple of numba.types.Type
+            The argument types.
+        target_context : numba.core.base.BaseContext
+            The target context.
+
+        Returns
+        -------
+        numba.core.compiler.CompileResult or None
+            The loaded code; None: compile it.
+        """
         shipped, building = self._shipped_file()
         if shipped is not None:
-            data = shipped.load(self._index_key(sig, target_context.codegen()))
+            data = shipped.load(self.index_key(sig, target_context.codegen()))
             if data is not None:
-                return self._impl.rebuild(target_context, data)
-        if self._cache_file is None or building:
+                return self.rebuild(target_context, data)
+            if not building:
+                _shipped_missed(self._shipped_at, target_context)
+        if building:
             return None
-        return super()._load_overload(sig, target_context)
+        return self.load_from_numba(sig, target_context)
 
-    def _save_overload(self, sig, data):
-        if not self._enabled:
-            return
+    def save_entry(self, sig, data):
+        """Save the compiled code ``data`` of ``sig``: into the folder being built, else into Numba's cache.
+
+        Parameters
+        ----------
+        sig : tuple of numba.types.Type
+            The argument types.
+        data : numba.core.compiler.CompileResult
+            The compiled code.
+        """
         shipped, building = self._shipped_file()
         if building:
-            if self._impl.check_cachable(data):
+            if self.cachable(data):
                 os.makedirs(self._shipped_at, exist_ok=True)
-                shipped.save(self._index_key(sig, data.codegen), self._impl.reduce(data))
-        elif self._cache_file is not None:
-            super()._save_overload(sig, data)
-
-
-class _ReadOnlyImpl(CompileResultCacheImpl):
-    """Numba's cache implementation with the shipped folder's locator (a read-only install)."""
-
-    def __init__(self, py_func):
-        self._lineno = py_func.__code__.co_firstlineno
-        self._locator = _ShippedLocator(py_func, SHIPPED_DIR)
-        modname = os.path.splitext(os.path.basename(py_func.__code__.co_filename))[0]
-        self._filename_base = self.get_filename_base(f"{modname}.{py_func.__qualname__}", getattr(sys, "abiflags", ""))
+                shipped.save(self.index_key(sig, data.codegen), self.reduce(data))
+        else:
+            self.save_to_numba(sig, data)

@@ -14,8 +14,10 @@ The copy kernels are called on bit views (``uint8``/``uint16``/``uint32``/
 per dtype.  ``*_par`` variants run their outer loop in parallel and may only
 be used where each iteration writes its own output items (unique destination
 offsets); the engine chooses them above ``_config.PARALLEL_MIN_ELEMENTS``
-items.  A kernel and its ``*_par`` variant are one body (a ``prange`` loop)
-compiled twice, by :func:`_serial_and_parallel`.
+items, and calls them (and the gradient sums' ``store_or_add_segments``) natively, as
+C functions whose addresses :mod:`numba_ta.core.ckernels` publishes.  A kernel and its
+``*_par`` variant are one body (a ``prange`` loop) compiled twice, by
+:func:`_serial_and_parallel`.
 
 Every kernel is decorated with :func:`kernel`, the one place of the decorator
 policy (``nogil``, cached on disk, ``parallel`` for the ``*_par`` kernels).
@@ -34,6 +36,8 @@ import numpy as np
 from numba import njit, prange
 
 from numba_ta.core import cache as _cache
+from numba_ta.core import numba_compat as _numba_compat
+from numba_ta.core.cache import ShippedCodeMismatchWarning  # noqa: F401 - exported beside KernelCacheWarning
 
 # The decorator policy, in one place: every kernel is decorated with ``@kernel()`` (or
 # ``@kernel(parallel=True)`` for a ``*_par`` kernel), which applies these options.
@@ -89,9 +93,10 @@ def kernel(parallel=False):
                 raise
             kernel = njit(**dict(options, cache=False))(func)
             writable = False
-        if hasattr(kernel, "_cache"):  # a dispatcher (not NUMBA_DISABLE_JIT's plain function)
-            kernel._cache = _cache.KernelCache(func, writable)
-            if not writable and not kernel._cache.has_shipped():
+        if _numba_compat.is_dispatcher(kernel):  # a dispatcher (not NUMBA_DISABLE_JIT's plain function)
+            cache = _cache.KernelCache(func, writable)
+            _numba_compat.set_cache(kernel, cache)
+            if not writable and not cache.has_shipped():
                 _warn_no_cache(func.__code__.co_filename)
         return _hold_signals_while_loading(kernel)
 
@@ -122,6 +127,46 @@ _ALL_SIGNALS = (
 )
 
 
+def holding_signals(fn, *args, **kws):
+    """Return ``fn(*args, **kws)``, run with the main thread's signals held back (:func:`_hold_signals_while_loading`).
+
+    For Numba's loaders: a signal arriving meanwhile is handled once ``fn`` returns (or raises).
+    In another thread, or without ``signal.pthread_sigmask``, ``fn`` just runs.
+
+    Parameters
+    ----------
+    fn : callable
+        What to run (a dispatcher's loader, a C function's compile).
+    *args, **kws
+        Its arguments.
+
+    Returns
+    -------
+    object
+        What ``fn`` returns.
+    """
+    if _ALL_SIGNALS is None:
+        return fn(*args, **kws)
+    if threading.current_thread() is not threading.main_thread():
+        return fn(*args, **kws)
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _ALL_SIGNALS)
+    noted, active, replaced = [], [True], {}
+    try:
+        for sig in _ALL_SIGNALS:
+            handler = signal.getsignal(sig)
+            if callable(handler):
+                replaced[sig] = handler
+                signal.signal(sig, _Noting(handler, noted, active))
+        return fn(*args, **kws)
+    finally:
+        active[0] = False  # from here on a handler not yet restored passes signals on
+        for sig, handler in replaced.items():
+            signal.signal(sig, handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)  # signals the OS held are handled now
+        for sig in noted:
+            signal.raise_signal(sig)  # and those a handler noted
+
+
 def _hold_signals_while_loading(kernel):
     """Load or compile ``kernel``'s specialisations with signals held back.
 
@@ -138,31 +183,14 @@ def _hold_signals_while_loading(kernel):
     Where ``signal.pthread_sigmask`` does not exist (Windows), and with
     ``NUMBA_DISABLE_JIT=1`` (no dispatcher), nothing changes.
     """
-    load = getattr(kernel, "_compile_for_args", None)
+    load = _numba_compat.get_loader(kernel)
     if load is None or _ALL_SIGNALS is None:
         return kernel
 
     def guarded_load(*args, **kws):
-        if threading.current_thread() is not threading.main_thread():
-            return load(*args, **kws)
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, _ALL_SIGNALS)
-        noted, active, replaced = [], [True], {}
-        try:
-            for sig in _ALL_SIGNALS:
-                handler = signal.getsignal(sig)
-                if callable(handler):
-                    replaced[sig] = handler
-                    signal.signal(sig, _Noting(handler, noted, active))
-            return load(*args, **kws)
-        finally:
-            active[0] = False  # from here on a handler not yet restored passes signals on
-            for sig, handler in replaced.items():
-                signal.signal(sig, handler)
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)  # signals the OS held are handled now
-            for sig in noted:
-                signal.raise_signal(sig)  # and those a handler noted
+        return holding_signals(load, *args, **kws)
 
-    kernel._compile_for_args = guarded_load  # numba's dispatcher looks it up on the instance
+    _numba_compat.set_loader(kernel, guarded_load)  # numba's dispatcher looks it up on the instance
     return kernel
 
 

@@ -13,11 +13,15 @@ Usage::
 
 The workload runs every op of the class, of :mod:`numba_ta.raw_ops` (TensorArray and
 TensorList ops) and of the gradient arrays on small arrays, with the serial kernels and
-again with the parallel ones (threshold 0), for a float, an integer and a bool dtype.
+again with the parallel ones (threshold 0), for a float, an integer and a bool dtype;
+the C functions through which the engine calls the parallel kernels and the gradient sums
+(:mod:`numba_ta.core.ckernels`) are cached into the folder too.
 Errors are part of it: an op that fails compiles the same code as one that succeeds.
 Last, a small user-style ``@numba.njit`` function calls every method of a TensorArray in
 compiled code, which compiles the engine entries those methods call by symbol
-(:mod:`numba_ta.jit.abi`; the user-style function itself is not cached).
+(:mod:`numba_ta.jit.abi`; the user-style function itself is not cached).  The folder's
+``manifest.json`` (:func:`numba_ta.core.cache.write_manifest`) records the Numba, llvmlite,
+numpy and Python versions and the CPU the code was built for.
 """
 
 from __future__ import annotations
@@ -68,6 +72,10 @@ def _ops() -> None:
                 fw = TensorArray(dtype, size=3, infer_shape=False).split(flat, [4, 8, 12])
                 gs = fw.grad("gradients")
                 attempt(lambda gs=gs, v=flat: gs.split(v, [4, 8, 12]).split(v, [4, 8, 12]))
+                # a gradient scatter of SUM_BATCH rows: the serial sums' C function of the dtype
+                rows = np.zeros((256, 2), dtype)
+                gb = TensorArray(dtype, size=256).grad("gradients")
+                attempt(lambda gb=gb, r=rows: gb.scatter(np.arange(256), r).scatter(np.arange(256), r))
                 attempt(ta.read, 7)
                 ta.close()
                 attempt(ta.read, 0)
@@ -152,6 +160,9 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     print(f"numba_ta: compiling the engine and kernels into {argv[0]} (about half a minute) ...", flush=True)
     _ops()
+    from numba_ta.core import cache as _cache
+
+    _cache.write_manifest(argv[0])  # what the code was built for: a process of another Numba or CPU says so
     n = len([p for p in os.listdir(argv[0]) if p.endswith(".nbi")]) if os.path.isdir(argv[0]) else 0
     print(f"numba_ta: {n} compiled functions cached in {time.perf_counter() - t0:.1f} s", flush=True)
     return 0

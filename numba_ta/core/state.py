@@ -58,6 +58,7 @@ from numba.core.extending import intrinsic, register_jitable
 from numba.experimental import structref
 
 from numba_ta.core import kernels
+from numba_ta.core import numba_compat as _numba_compat
 from numba_ta.tf.dtypes import tf_name
 
 # The dtypes an array can have; ``hdr[H.DTYPE]`` is a position in this tuple.  ``data`` holds the
@@ -72,7 +73,7 @@ DTYPES = tuple(
 )  # fmt: skip
 _DTYPE_NAMES = tuple(tf_name(t) for t in DTYPES)
 F16_CODE = DTYPES.index(np.dtype(np.float16))  # sums convert each item (Numba has no float16)
-SUM_BATCH = 256  # elements from which a scatter's or split's sums take one kernel call (object mode: ~10 us)
+SUM_BATCH = 256  # elements from which a scatter's or split's sums take one kernel call (core.ckernels)
 
 # an element's state bits: written, read, cleared (read with clear_after_read), holds data; a
 # TensorList slot whose dense row (or run) has held data (numba_ta.tensor_list.listengine)
@@ -166,7 +167,7 @@ def borrow(typingctx, s, field):
     sig = types.Tuple((types.CPointer(arrty.dtype), types.intp))(s, field)
 
     def codegen(context, builder, sig, args):
-        dataval = structref._Utils(context, builder, sig.args[0]).get_data_struct(args[0])
+        dataval = _numba_compat.struct_data(context, builder, sig.args[0], args[0])
         ary = context.make_array(arrty)(context, builder, value=getattr(dataval, name))
         return context.make_tuple(builder, sig.return_type, (ary.data, ary.nitems))
 

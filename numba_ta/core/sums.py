@@ -44,7 +44,7 @@ def _half_bits(x):
         return np.uint16(sign | 0x7C00)
     if a < 2.0**-14:  # subnormal (or zero): multiples of 2**-24
         return np.uint16(sign | int(_round_even(a * 2.0**24)))
-    e = int(math.floor(math.log2(a)))
+    e = int(math.floor(np.log2(a)))  # np.log2: Numba 0.59 compiles no math.log2
     if a < 2.0**e:  # log2 rounding at the edges
         e -= 1
     elif a >= 2.0 ** (e + 1):

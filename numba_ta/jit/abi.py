@@ -21,10 +21,12 @@ thread-safe (Numba's compiler lock, then this module's lock), and does nothing u
 
 Caching and ABI versions
 ------------------------
-The intrinsic adds a hook (:class:`_Hook`) to the library's ``_reload_init``: Numba pickles it
-with a user's ``cache=True`` function and calls it in a new process *before* loading the
-function's object code (``CompileResult._rebuild``), so the symbols exist when LLVM resolves
-them.
+The intrinsic adds a hook (:class:`_Hook`) to what Numba runs before a cached function loads
+(:func:`numba_ta.core.numba_compat.add_reload_hook`: the library's ``_reload_init`` on Numba
+0.68, the function environment's constants on older Numbas): Numba pickles it with a user's
+``cache=True`` function and, in a new process, runs it (``CompileResult._rebuild``) or
+unpickles it (older Numbas: then unpickling runs it) *before* loading the function's object
+code, so the symbols exist when LLVM resolves them.
 
 A cached function refers to the entries by name, so a name must never mean two things.
 Every symbol carries :data:`ABI`, to be bumped whenever an entry's signature or meaning
@@ -53,10 +55,11 @@ from typing import Any
 import llvmlite.binding as llb
 from numba import types
 from numba.core import cgutils, config
-from numba.core.compiler_lock import global_compiler_lock
 from numba.core.errors import TypingError
 from numba.core.extending import intrinsic
 
+from numba_ta.core import numba_compat as _numba_compat
+from numba_ta.core.numba_compat import global_compiler_lock
 from numba_ta.core.state import state_type
 from numba_ta.jit import entries
 
@@ -64,6 +67,7 @@ from numba_ta.jit import entries
 ABI = "v1"
 
 _ST = state_type()
+_ST_FIELDS = tuple(_ST.field_dict.items())
 _U8 = types.Array(types.uint8, 1, "C")
 _I64 = types.Array(types.int64, 1, "C")
 _SHAPED = types.Tuple((_U8, _I64))  # a result: its bytes and its shape
@@ -175,7 +179,7 @@ class StaleCodeError(OSError):
 
 
 class _Hook:
-    """``_reload_init`` hook of a library that calls the entry of ``op``: registers it; pickles with the ABI.
+    """Reload hook of a library that calls the entry of ``op``: registers it; pickles with the ABI.
 
     The hook ``"enter"`` (a library that unboxes an array) registers nothing.
     """
@@ -204,12 +208,14 @@ def hook_entering(context: Any) -> None:
     context : numba.core.base.BaseContext
         The target context of the unboxing code.
     """
-    context.active_code_library._reload_init.add(_HOOKS["enter"])
+    _numba_compat.add_reload_hook(context, _HOOKS["enter"])
 
 
 def _reload(*args):
     """Unpickle a hook of a cached user function: the hook, or :class:`StaleCodeError` if it does not match.
 
+    On the Numbas whose reload hooks live in the function's environment
+    (``numba_compat.RUN_HOOKS_WHEN_UNPICKLED``) it runs the hook too: nothing else would.
     Keep this name, and its acceptance of any arguments, in every version (see the module docstring).
     """
     if len(args) != 3 or args[0] != ABI or args[1] != ABI_KEY or args[2] not in _HOOKS:
@@ -217,14 +223,17 @@ def _reload(*args):
             f"numba_ta: cached compiled code refers to engine entries {args!r}, this numba_ta has "
             f"{ABI}/{ABI_KEY}: compiling it again"
         )
-    return _HOOKS[args[2]]
+    hook = _HOOKS[args[2]]
+    if _numba_compat.RUN_HOOKS_WHEN_UNPICKLED:
+        hook()
+    return hook
 
 
 # --------------------------------------------------------------------------- the call
 def _accepts(typingctx, actual, expected):
     """Whether a value of type ``actual`` can be passed where the entry expects ``expected``."""
     if expected == _ST:
-        return isinstance(actual, types.StructRef) and tuple(actual._fields) == tuple(_ST._fields)
+        return isinstance(actual, types.StructRef) and tuple(actual.field_dict.items()) == _ST_FIELDS
     if isinstance(expected, types.Array):  # same data model: readonly and 'C' values pass as they are
         return (
             isinstance(actual, types.Array)
@@ -250,7 +259,7 @@ def _coerce(context, builder, value, actual, expected):
 def _emit(context, builder, op, argtys, values):
     """Declare the entry of ``op``, call it, propagate its exception; return its result (a new reference)."""
     register(op)
-    context.active_code_library._reload_init.add(_HOOKS[op])  # pickled with a cached caller, run before loading
+    _numba_compat.add_reload_hook(context, _HOOKS[op])  # pickled with a cached caller, run before loading
     _, etys, ret = ENTRIES[op]
     args = [_coerce(context, builder, v, a, t) for v, a, t in zip(values, argtys, etys, strict=True)]
     fnty = context.call_conv.get_function_type(ret, etys)

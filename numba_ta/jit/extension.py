@@ -70,14 +70,16 @@ from numba.core.extending import (
     register_jitable,
     unbox,
 )
-from numba.cpython.unsafe.tuple import tuple_setitem
 from numba.experimental import structref
 from numba.extending import typeof_impl
 from numba.np.numpy_support import as_dtype, from_dtype
-from numba.np.unsafe.ndarray import to_fixed_tuple
 
+from numba_ta.core import ckernels as _ckernels
 from numba_ta.core import config as _config
 from numba_ta.core import header as H
+from numba_ta.core import numba_compat as _numba_compat
+from numba_ta.core.numba_compat import meminfo_of as _meminfo_of  # a C call: no Python frame per entry
+from numba_ta.core.numba_compat import to_fixed_tuple, tuple_setitem
 from numba_ta.core.shapes import shape_array
 from numba_ta.core.state import (
     CLEARED,
@@ -287,7 +289,8 @@ def _typeof_in_c(cls):
     ``ta.size()``: 1.75 us without this attribute, 1.05 us with it).  The class's source knows nothing of
     Numba: this property is set on it by :func:`init`, with the other registrations.
     """
-    cls._numba_type_ = property(_type_of, doc="The array's Numba type (set by numba_ta.jit.extension.init).")
+    doc = "The array's Numba type (set by numba_ta.jit.extension.init)."
+    _numba_compat.set_numba_type(cls, property(_type_of, doc=doc))
     return cls
 
 
@@ -312,6 +315,7 @@ _HOLDERS: set = set()  # the threads holding an array in a compiled call (_type_
 _WAITING: dict = {}  # thread -> the Storage it waits for (the slow path's cycle check)
 _wait_lock = threading.Lock()  # guards _WAITING's reads across threads
 _POLL = 0.05  # seconds between a waiting thread's checks for a cycle
+_ANY_WANTED = _ckernels.TABLE[_ckernels.ANY : _ckernels.ANY + 1]  # nonzero: the engine wanted a kernel not loaded
 
 
 def _held():
@@ -366,7 +370,7 @@ def _enter_meminfo(ta):
         call = storage._jit
         if call is None:  # the array's first compiled call (under its lock: one _Call per array)
             with _registry._lock:  # the table is shared by all arrays
-                _ARRAYS[storage._s._meminfo.data] = storage
+                _ARRAYS[_meminfo_of(storage._s).data] = storage
             call = storage._jit = _Call()
         _prepare(storage, ta, call)
         held.append([storage, ta, _tls.epoch, True])
@@ -375,7 +379,7 @@ def _enter_meminfo(ta):
         ref = call.ta
         if ref is None or ref() is not ta:
             call.ta = weakref.ref(ta)
-        return storage._s._meminfo
+        return _meminfo_of(storage._s)
     except BaseException:
         _drop(storage, held, me)
         storage.lock.release()
@@ -406,7 +410,11 @@ def _wait_in_order(storage, held, me):
     leaves every entry marked as it is (held or given back) and the lock not taken.
     """
     epoch = _tls.epoch
-    later = sorted((e for e in held if e[2] == epoch and e[3] and id(e[0]) > id(storage)), key=lambda e: id(e[0]))
+    later = []
+    for e in held:  # (a loop, not a generator: an interrupt must reach the caller)
+        if e[2] == epoch and e[3] and id(e[0]) > id(storage):
+            later.append(e)
+    later.sort(key=_order)
     for e in reversed(later):
         e[0].held = None
         e[3] = False  # given back: marked first, so an interrupt cannot leave it released but marked held
@@ -425,6 +433,11 @@ def _wait_in_order(storage, held, me):
     except BaseException:
         storage.lock.release()
         raise
+
+
+def _order(entry):
+    """Return the key of the locks' global order: the Storage's id (fixed while it lives)."""
+    return id(entry[0])
 
 
 def _acquire_checking_cycles(storage, me):
@@ -501,8 +514,12 @@ def _leave(ta):
     storage = ta._handle._storage
     me = threading.get_ident()
     held = _held()
-    entry = next((e for e in reversed(held) if e[0] is storage), None)
-    if entry is None or not entry[3]:
+    holding = False
+    for k in range(len(held) - 1, -1, -1):  # (a loop, not a generator: an interrupt must reach the caller)
+        if held[k][0] is storage:
+            holding = held[k][3]
+            break
+    if not holding:
         _drop(storage, held, me)
         return
     try:
@@ -514,6 +531,8 @@ def _leave(ta):
     finally:
         _drop(storage, held, me)
         storage.lock.release()
+    if _ANY_WANTED[0]:  # the call took a serial path for want of a parallel kernel: loaded for the next one
+        _ckernels.load_wanted()
 
 
 def _after_fork_in_child():
@@ -552,7 +571,7 @@ def _box(meminfo_addr, meminfo=None, typ=None):
 def _adopt(meminfo, typ):
     """Give an array created in compiled code its Python side: storage, registry entry, TensorArray object."""
     dtype = as_dtype(typ.dtype)
-    proxy = StateProxy._numba_box_(state_type(), meminfo)
+    proxy = _numba_compat.box_struct(StateProxy, state_type(), meminfo)
     storage = _storage.Storage.from_struct(proxy, dtype)
     h = storage.hdr
     ta = TensorArray(dtype, handle=_registry.register(storage), flow=0.0, infer_shape=bool(h[H.INFER]))

@@ -19,11 +19,10 @@ every dtype and rank, cached on disk and shipped by ``pip install .``
 from __future__ import annotations
 
 import numpy as np
-from numba import objmode
 from numba.core.extending import register_jitable
 
+from numba_ta.core import ckernels, kernels
 from numba_ta.core import header as H
-from numba_ta.core import kernels
 from numba_ta.core.memory import alloc_element, new_meta, reserve
 from numba_ta.core.shapes import (
     check_rank,
@@ -49,7 +48,6 @@ from numba_ta.core.state import (
     CLEARED,
     DATA,
     DENSE,
-    DTYPES,
     F16_CODE,
     INT64_MAX,
     NO_BUFFER,
@@ -320,15 +318,20 @@ def _copy_items(fp, b, dp, o, w, isz):
 def _read_par(s, src, sids, items, width, out, isz):
     """Copy the elements a bulk read plans (item offsets ``src``, -1: zeros) into ``out``, on Numba's threads.
 
-    The parallel kernels are called through object mode, here and in ``_store_many``: the
-    engine's compiled code (cached, and compiled into users' functions that call a bulk
-    method) then holds no parallel region.  Numba links cached code that holds one against
-    its threading layer when it loads it, so such code would need the layer started in every
+    Returns whether it did: False (nothing copied) when the parallel kernel is not loaded yet
+    (:func:`numba_ta.core.ckernels.ready`: the slot is noted as wanted, and the caller copies
+    serially).  The kernel is a C function called through its address in
+    :data:`numba_ta.core.ckernels.TABLE`, natively: no Python runs between the copy and the
+    op's commit.  The engine's code (cached, and compiled into users' functions that call a
+    bulk method) holds no parallel region: Numba links cached code that holds one against its
+    threading layer when it loads it, so such code would need the layer started in every
     process that loads it, and a process that started the GNU OpenMP layer cannot run
-    parallel code in its forked children (Numba terminates them).  Called as a dispatcher of
-    its own, a parallel kernel starts the layer when it first runs, as Numba's own parallel
-    functions do.  The call costs microseconds; it is made only above ``hdr[H.PARMIN]`` items.
+    parallel code in its forked children (Numba terminates them).  The Python layer loads the
+    kernel, and so starts the layer, only before an op big enough for it.  Called only above
+    ``hdr[H.PARMIN]`` items.
     """
+    if not ckernels.ready(ckernels.GATHER):
+        return False
     m = src.size
     so = np.empty(m, np.int64)
     sz = np.empty(m, np.int64)
@@ -340,9 +343,7 @@ def _read_par(s, src, sids, items, width, out, isz):
         sz[k] = w
         oo[k] = b
         b += w
-    data = s.data
-    with objmode():
-        kernels.gather_segments_par(data, so, sz, oo, out)
+    return ckernels.call(ckernels.GATHER, s.data, out, so, oo, sz, sz, m)
 
 
 @register_jitable
@@ -364,8 +365,7 @@ def _read_many(s, idx, sids, items, zsid, es, out, width, inplace=False):
     if bad >= 0:
         return fail_i(s, CORRUPT, idx[bad])
     isz = h[H.ITEMSIZE]
-    if not inplace and m > 1 and out.size // isz >= h[H.PARMIN]:
-        _read_par(s, src, sids, items, width, out, isz)
+    if not inplace and m > 1 and out.size // isz >= h[H.PARMIN] and _read_par(s, src, sids, items, width, out, isz):
         m = 0  # copied
     fp = data_ptr(out)
     dp, _ = borrow(s, "data")
@@ -591,7 +591,10 @@ def _store_many(s, idx, flat, sizes, sids, add, fresh, unique):
     can see; then the copies (``add``: sums into the element) and the commit, which
     cannot fail.  ``unique``: no index repeats, so every element's copy or sum has
     items of its own and the work can run on Numba's threads (from ``hdr[H.PARMIN]``
-    items; a float16 sum, which converts each item, stays serial).
+    items; a float16 sum, which converts each item, stays serial).  The kernels are C
+    functions called natively through :data:`numba_ta.core.ckernels.TABLE`, so nothing
+    Python runs between a copy or sum and the commit; while the kernel's slot is empty the
+    elements are copied and summed here, one by one (the slot noted as wanted).
     """
     m = idx.size
     top = 0
@@ -628,7 +631,8 @@ def _store_many(s, idx, flat, sizes, sids, add, fresh, unique):
     # one kernel call for all elements: on Numba's threads from PARMIN items; serially for the
     # sums of many elements (a sum per element in the loop below costs ~0.1 us of views and checks)
     batch = m > 1 and unique and (par or (summing and m >= SUM_BATCH)) and not (summing and code == F16_CODE)
-    if batch:  # each element's items are its own: the copies and sums can run on Numba's threads
+    slot = ckernels.sum_slot(code, par) if summing else ckernels.WRITE
+    if batch and ckernels.ready(slot):  # each element's items are its own: the copies and sums can run on threads
         dst = np.empty(m, np.int64)
         src = np.empty(m, np.int64)
         o = 0
@@ -637,9 +641,12 @@ def _store_many(s, idx, flat, sizes, sids, add, fresh, unique):
             dst[k] = offsets[idx[k]] if add[k] else offs[k]
             src[k] = o
             o += sizes[k]
-        data = s.data
-        with objmode():
-            _store_par(data, dst, flat, src, sizes, add, summing, isz, code, par)
+        if summing:  # items of the dtype
+            batch = ckernels.call(slot, s.data, flat, dst, src, sizes, add, m)
+        else:  # bytes
+            batch = ckernels.call(slot, s.data, flat, dst * isz, src * isz, sizes * isz, add, m)
+    else:
+        batch = False
     # the struct's fields read once (a field read in a loop costs a reference count each time);
     # nothing below replaces a field
     data, offsets, state, shape_id = s.data, s.offsets, s.state, s.shape_id
@@ -684,23 +691,6 @@ def _store_many(s, idx, flat, sizes, sids, add, fresh, unique):
     if summing:
         s.hdr[H.DISALLOWED] = 1
     return 0
-
-
-def _store_par(data, dst, flat, src, sizes, add, summing, isz, code, parallel):
-    """Python (called from compiled code in object mode): the kernel call of :func:`_store_many`.
-
-    ``data`` and ``flat`` are bytes, the offsets and sizes count items of ``isz`` bytes.  Copies
-    run on the items' bit pattern (one kernel per item size); with sums (``summing``), the
-    items' dtype ``DTYPES[code]`` (one kernel per dtype, compiled at its first use).  The
-    ``parallel`` kernels run on Numba's threads, the others on the caller's.
-    """
-    if summing:
-        t = DTYPES[code]
-        kernel = kernels.store_or_add_segments_par if parallel else kernels.store_or_add_segments
-        kernel(data.view(t), dst, flat.view(t), src, sizes, add)
-    else:
-        kernel = kernels.write_segments_par if parallel else kernels.write_segments
-        kernel(data, dst * isz, flat, src * isz, sizes * isz)
 
 
 @register_jitable

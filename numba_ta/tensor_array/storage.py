@@ -55,9 +55,9 @@ import threading
 
 import numpy as np
 
+from numba_ta.core import ckernels, kernels
 from numba_ta.core import config as _config
 from numba_ta.core import header as H
-from numba_ta.core import kernels
 from numba_ta.core.memory import as_int64, copy_view, new_array, new_header, shape_table, work_oom_error
 from numba_ta.core.state import (
     CLEARED,
@@ -574,12 +574,14 @@ class Storage:
             raise _messages.error("G2", shape=shape_str(idx.shape))
         attr, known = _partial(attr_shape)
         self.hdr[H.PARMIN] = _config.PARALLEL_MIN_ELEMENTS
+        ckernels.prepare_read(self.hdr, idx.size)  # the parallel kernel loaded when the op may use it
         r = None
         idx = as_int64(idx)
         try:
             out = (r := py_gather(self._s, idx, attr, known, view))[1].view(self.dtype).reshape(r[2])
         except MemoryError as e:
             raise work_oom_error(e, idx.size) from None
+        ckernels.load_wanted()  # a parallel kernel the op would have used, for the next op
         if r[0]:
             raise error_of(self._s)
         if view and out.size:
@@ -592,11 +594,13 @@ class Storage:
         """Run ``TensorArrayConcatV3`` after lookup and K8; return ``(value, lengths)``."""
         attr, known = _partial(except0)
         self.hdr[H.PARMIN] = _config.PARALLEL_MIN_ELEMENTS
+        ckernels.prepare_read(self.hdr, int(self.hdr[H.SIZE]))
         r = None
         try:
             out, lengths = (r := py_concat(self._s, attr, known))[1].view(self.dtype).reshape(r[2]), r[3]
         except MemoryError as e:
             raise work_oom_error(e, int(self.hdr[H.SIZE])) from None
+        ckernels.load_wanted()
         if r[0]:
             raise error_of(self._s)
         return out, lengths
@@ -613,6 +617,7 @@ class Storage:
         idx = as_int64(idx)  # one compiled signature: C-contiguous int64
         rows, row = value.shape[0], np.array(value.shape[1:], dtype=np.int64)
         self.hdr[H.PARMIN] = _config.PARALLEL_MIN_ELEMENTS
+        ckernels.prepare_write(self.hdr, value.size, idx.size)  # the parallel kernels loaded when the op may use them
         flat = new_array(value.shape, value.dtype, make=lambda: _bytes(value))
         try:
             if cell is None:
@@ -624,6 +629,7 @@ class Storage:
                     raise error_of(self._s)
         except MemoryError as e:
             raise work_oom_error(e, idx.size) from None
+        ckernels.load_wanted()
         if idx.size:
             self._arm(value.shape[1:])  # later one-element writes and reads of this shape: the fast paths
 
@@ -642,6 +648,7 @@ class Storage:
         lens = as_int64(lengths)
         shape = np.array(value.shape, dtype=np.int64)
         self.hdr[H.PARMIN] = _config.PARALLEL_MIN_ELEMENTS
+        ckernels.prepare_write(self.hdr, value.size, lens.size)
         bad = k7 is not None
         flat = new_array(value.shape, value.dtype, make=lambda: _bytes(value))
         try:
@@ -651,6 +658,7 @@ class Storage:
                 cell[0] = cell_value if not (status := py_split(self._s, flat, lens, shape, self._numeric, bad)) else cell[0]  # noqa: E501  # fmt: skip
         except MemoryError as e:
             raise work_oom_error(e, lens.size) from None
+        ckernels.load_wanted()
         if status:
             raise k7 if status == K7 and k7 is not None else error_of(self._s)
         if lens.size:

@@ -34,6 +34,7 @@ PKG_DIR = os.path.dirname(os.path.abspath(numba_ta.__file__)) + os.sep
 """numba_ta's package directory (with a trailing separator)."""
 
 COMPILED = (
+    "numba_ta.core.ckernels",
     "numba_ta.core.kernels",
     "numba_ta.core.memory",
     "numba_ta.core.shapes",
@@ -47,7 +48,9 @@ COMPILED = (
 
 Module *names*; a name that does not exist is skipped.  ``core.memory`` also holds the Python
 layer's allocation helpers (``new_array``...), which change no state: not tracing them costs
-interrupt points inside numpy's allocations only.
+interrupt points inside numpy's allocations only.  ``core.ckernels`` also holds the Python layer's
+loading of the C kernels (``load``, ``prepare_read``...), which changes no array (an interrupt there
+leaves a slot empty, and the op runs serially).
 """
 
 
