@@ -80,7 +80,11 @@ class TensorArray:
     reference: :ref:`sem-class`), not TF2's eager list (:ref:`sem-eager`):
     overwriting an element raises, reads clear.
     The Python-side element shape is shared by every ``TensorArray`` object
-    of the same array (those returned by write, grad, identity ...).
+    of the same array (those returned by identity, grad, compiled code ...).
+    ``write``, ``scatter``, ``unstack`` and ``split`` return the object
+    itself: their flow is ``flow_in`` unchanged (TF's kernels pass it
+    through), so a new object would differ from it in nothing but identity,
+    and making one cost a quarter of a microsecond per write.
 
     Pickling, ``copy.deepcopy`` and passing an array to another process
     (``multiprocessing``, any start method) copy it by value: the elements
@@ -126,8 +130,8 @@ class TensorArray:
     (False, array([2., 2.], dtype=float32))
     """
 
-    # slots: every write/scatter/split returns a new object, and copying seven slots costs
-    # well under half of copying an instance __dict__
+    # slots: identity, grad and the objects compiled code returns are new objects, and copying
+    # seven slots costs well under half of copying an instance __dict__
     __slots__ = (
         "_dtype",
         "_dynamic_size",
@@ -242,7 +246,7 @@ class TensorArray:
     def _merged_shape(self, shape: tuple[int | None, ...]) -> TensorShape:
         """TF's ``_check_element_shape``: the element shape after seeing ``shape`` (not yet stored)."""
         es = self._element_shape[0]
-        if es._dims == shape:
+        if es._dims == shape or (es._dims is None and not self._infer_shape):  # (an unknown rank fits any shape)
             return es
         if not es.is_compatible_with(shape):
             raise _messages.python_error("NT-class-shapes", shape=TensorShape(shape), element_shape=es)
@@ -361,7 +365,9 @@ class TensorArray:
         Returns
         -------
         TensorArray
-            A new object with the new flow; use it for later operations.
+            This array: a write leaves the flow as it was, so numba_ta returns the
+            object itself (graph-mode TF returns a new object holding the new flow
+            tensor, eager TF the array itself; use the result, as in TF).
 
         Raises
         ------
@@ -382,12 +388,14 @@ class TensorArray:
         if type(value) is np.ndarray and value.dtype is self._dtype and value.shape == self._element_shape[0]._dims:
             # the common case: nothing to convert or merge (same checks, same errors)
             self._handle._storage.op_write(index, value)
-            return self._with_flow(self._flow)
+            return self
         v = graph_array(value, self._dtype)
         merged = self._merged_shape(v.shape)
-        # the array's commit also stores the merged shape: both change, or neither
-        self._handle._storage.op_write(index, v, self._element_shape, merged)
-        return self._with_flow(self._flow)
+        if merged is self._element_shape[0]:  # the shape stays (infer_shape=False, or a partial shape it fits)
+            self._handle._storage.op_write(index, v)
+        else:  # the array's commit also stores the merged shape: both change, or neither
+            self._handle._storage.op_write(index, v, self._element_shape, merged)
+        return self
 
     def stack(self, name: str | None = None, *, copy: bool = True) -> npt.NDArray[Any]:
         """All elements stacked along a new first axis (``tf.TensorArray.stack``).
@@ -509,7 +517,7 @@ class TensorArray:
         Returns
         -------
         TensorArray
-            A new object with the new flow.
+            This array (see :meth:`write`).
 
         Raises
         ------
@@ -544,7 +552,7 @@ class TensorArray:
         Returns
         -------
         TensorArray
-            A new object with the new flow.
+            This array (see :meth:`write`).
 
         Raises
         ------
@@ -568,7 +576,7 @@ class TensorArray:
     def _scatter(self, indices: npt.ArrayLike, v: npt.NDArray[Any]) -> TensorArray:
         merged = self._merged_shape(v.shape[1:]) if v.ndim else self._element_shape[0]
         self._handle._storage.op_scatter(indices, v, self._element_shape, merged)
-        return self._with_flow(self._flow)
+        return self
 
     def split(self, value: npt.ArrayLike, lengths: npt.ArrayLike, name: str | None = None) -> TensorArray:
         """Split ``value`` along axis 0 into elements of the given lengths (``tf.TensorArray.split``).
@@ -586,7 +594,7 @@ class TensorArray:
         Returns
         -------
         TensorArray
-            A new object with the new flow.
+            This array (see :meth:`write`).
 
         Raises
         ------
@@ -612,7 +620,7 @@ class TensorArray:
         if lens.ndim == 1 and lens.size and v.ndim and np.all(lens == lens[0]):
             merged = self._merged_shape((int(lens[0]),) + tuple(v.shape[1:]))
         self._handle._storage.op_split(v, lens, self._element_shape, merged)
-        return self._with_flow(self._flow)
+        return self
 
     def size(self, name: str | None = None) -> np.int32:
         """Return the number of elements (``tf.TensorArray.size``).
