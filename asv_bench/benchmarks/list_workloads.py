@@ -53,6 +53,10 @@ Variants (``VARIANTS``)
 ``numpy_list``
     The anchor: a Python list of references, ``lst.append(x)`` (``push``) or
     ``lst[i] = x`` into ``[zeros] * n`` (``set``), then ``np.stack(lst)``.
+``tf2_array``
+    numba_ta's ``TF2TensorArray`` (TF 2's ``tf.TensorArray`` over these list
+    ops): ``ta = ta.write(i, x)`` on a dynamic array of size 0 (``push``) or
+    on one of size ``n`` (``set``), then ``ta.stack()``.
 
 Every variant's result is checked (:meth:`ListCase.verify`,
 :func:`self_test`): the stacked array equals the rows pushed or set.
@@ -95,8 +99,8 @@ __all__ = [
 WORKLOADS = ("push", "set")
 #: The variants of each workload (numba_ta's first).
 VARIANTS = {
-    "push": ("numba_ta", "tf_eager", "copy_tuple", "copy_array", "numpy_list"),
-    "set": ("numba_ta", "tf_eager", "copy_tuple", "copy_array", "numpy_list"),
+    "push": ("numba_ta", "tf_eager", "copy_tuple", "copy_array", "numpy_list", "tf2_array"),
+    "set": ("numba_ta", "tf_eager", "copy_tuple", "copy_array", "numpy_list", "tf2_array"),
 }
 #: Short names of the variants (table columns).
 VARIANT_LABELS = {
@@ -105,6 +109,7 @@ VARIANT_LABELS = {
     "copy_tuple": "copy tuple",
     "copy_array": "copy array",
     "numpy_list": "np list",
+    "tf2_array": "TF2TensorArray",
 }
 #: What each variant does, per workload (the report's legend).
 DESCRIPTIONS = {
@@ -118,6 +123,8 @@ DESCRIPTIONS = {
     ("set", "copy_tuple"): "seq = seq[:i] + (x,) + seq[i+1:], np.stack",
     ("set", "copy_array"): "seq = seq.copy(); seq[i] = x",
     ("set", "numpy_list"): "lst[i] = x into [zeros] * n, np.stack",
+    ("push", "tf2_array"): "numba_ta TF2TensorArray(size=0, dynamic_size=True): ta = ta.write(i, x) x n, ta.stack()",
+    ("set", "tf2_array"): "numba_ta TF2TensorArray(size=n): ta = ta.write(i, x) x n, ta.stack()",
 }
 #: Variants whose loop costs O(n**2) by design (what a report may extrapolate instead of running).
 QUADRATIC = frozenset({"tf_eager", "copy_tuple", "copy_array"})
@@ -263,8 +270,23 @@ def _numpy_list(workload, seq, n, items, dtype):
     return _fixed(None), run, []
 
 
+def _tf2_array(workload, seq, n, items, dtype):
+    from numba_ta.tensor_list.tf2 import TF2TensorArray
+
+    size, dynamic = (0, True) if workload == "push" else (n, False)
+
+    def run(_):
+        ta = TF2TensorArray(dtype, size=size, dynamic_size=dynamic, element_shape=[items])
+        for i, x in enumerate(seq):
+            ta = ta.write(i, x)
+        return ta.stack()
+
+    return _fixed(None), run, []
+
+
 _BUILDERS = {
     "numba_ta": _numba_ta,
+    "tf2_array": _tf2_array,
     "tf_eager": _tf_eager,
     "copy_tuple": _copy_tuple,
     "copy_array": _copy_array,

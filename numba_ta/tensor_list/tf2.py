@@ -183,10 +183,14 @@ class TF2TensorArray:
     def _check_element_shape(self, shape: tuple[int | None, ...] | None) -> None:
         """TF's ``_check_element_shape``: ValueError when incompatible; refine the shape when inferring."""
         es = self._element_shape[0]._dims
+        if es == shape:
+            return  # compatible, and merging changes nothing
         if not is_compatible(es, shape):
             raise _messages.python_error("NT-class-shapes", shape=TensorShape(shape), element_shape=TensorShape(es))
         if self._infer_shape:
-            self._element_shape[0] = TensorShape(merge(es, shape))
+            merged = merge(es, shape)
+            if merged != es:
+                self._element_shape[0] = TensorShape(merged)
 
     def _value(self, value: Any) -> Any:
         if self._dtype == VARIANT:
@@ -300,8 +304,11 @@ class TF2TensorArray:
         >>> ta.read(0)
         array([3, 4], dtype=int32)
         """
-        v = self._value(value)
-        self._check_element_shape(v.shape)
+        if type(value) is np.ndarray and value.dtype is self._dtype and value.shape == self._element_shape[0]._dims:
+            v = value  # the common case: nothing to convert, the shape fits and stays
+        else:
+            v = self._value(value)
+            self._check_element_shape(v.shape)
         flow = _list_ops.TensorListSetItem(
             input_handle=self._flow, index=index, item=v, resize_if_index_out_of_bounds=bool(self._dynamic_size)
         )
