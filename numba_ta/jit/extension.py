@@ -512,15 +512,12 @@ def _leave(ta):
     (:func:`_wait_in_order`, interrupted) is only forgotten.
     """
     storage = ta._handle._storage
-    me = threading.get_ident()
     held = _held()
-    holding = False
-    for k in range(len(held) - 1, -1, -1):  # (a loop, not a generator: an interrupt must reach the caller)
-        if held[k][0] is storage:
-            holding = held[k][3]
-            break
-    if not holding:
-        _drop(storage, held, me)
+    k = len(held) - 1
+    while k >= 0 and held[k][0] is not storage:  # (its entry: the last one, unless the call took several)
+        k -= 1
+    if k < 0 or not held[k][3]:
+        _drop(storage, held, threading.get_ident())
         return
     try:
         try:
@@ -529,8 +526,11 @@ def _leave(ta):
             _sync(storage, ta)
             raise
     finally:
-        _drop(storage, held, me)
+        del held[k]
+        storage.held = None
         storage.lock.release()
+    if not held:
+        _HOLDERS.discard(threading.get_ident())
     if _ANY_WANTED[0]:  # the call took a serial path for want of a parallel kernel: loaded for the next one
         _ckernels.load_wanted()
 
