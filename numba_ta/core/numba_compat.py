@@ -281,6 +281,12 @@ LIBRARY_RELOAD_INIT = _library_has_reload_init()
 #: Whether a reload hook must run when it is unpickled (the Numbas without :data:`LIBRARY_RELOAD_INIT`).
 RUN_HOOKS_WHEN_UNPICKLED = not LIBRARY_RELOAD_INIT
 
+#: Whether Numba wraps an exception that is not a Numba error, raised while it types an overload, into
+#: its ``TypingError`` report (``NUMBA_CAPTURED_ERRORS=old_style``, the default of Numba 0.59 to 0.6x,
+#: which also warns ``NumbaPendingDeprecationWarning`` for it) instead of passing it through unchanged
+#: (``new_style``: the only behaviour of 0.68, which has no such setting).  Tested on 0.59.1 and 0.68.1.
+WRAPS_FOREIGN_TYPING_ERRORS = getattr(numba.config, "CAPTURED_ERRORS", "new_style") == "old_style"
+
 
 def add_reload_hook(context: Any, hook: Any) -> None:
     """Have ``hook()`` run before a cached function compiled with ``context`` is loaded in a new process.

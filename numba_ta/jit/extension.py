@@ -61,6 +61,7 @@ import numpy as np
 from llvmlite import ir
 from numba import literal_unroll, types
 from numba.core import cgutils
+from numba.core.errors import TypingError
 from numba.core.extending import (
     NativeValue,
     box,
@@ -659,9 +660,20 @@ def _short(t):
     return str(t)
 
 
+class _WrappedCompiledTypeError(TypingError, CompiledTypeError):
+    """A :class:`CompiledTypeError` that is also Numba's ``TypingError``, for Numbas that wrap others.
+
+    Numba 0.59 to 0.6x (``numba_compat.WRAPS_FOREIGN_TYPING_ERRORS``) wrap an exception that is not a
+    Numba error into their report, with a deprecation warning; a Numba error they report without one.
+    """
+
+
+_TYPE_ERROR = _WrappedCompiledTypeError if _numba_compat.WRAPS_FOREIGN_TYPING_ERRORS else CompiledTypeError
+
+
 def _reject(where, what, got):
     """Raise ``CompiledTypeError("<where>: <what>, got <got's short name>")``."""
-    raise CompiledTypeError(f"{where}: {what}, got {_short(got)}")
+    raise _TYPE_ERROR(f"{where}: {what}, got {_short(got)}")
 
 
 def _check_index(method, index):
@@ -691,7 +703,7 @@ def _not_in_compiled_code(name, why):
     """Return the typing of a method or attribute that compiled code does not have: it raises, saying ``why``."""
 
     def typing(ta, *args):
-        raise CompiledTypeError(f"TensorArray.{name} is not available inside @njit: {why}")
+        raise _TYPE_ERROR(f"TensorArray.{name} is not available inside @njit: {why}")
 
     return typing
 
