@@ -11,14 +11,15 @@ private Numba name (``tests/test_numba_compat.py`` reads the sources and fails o
 The supported range
 -------------------
 :data:`SUPPORTED` (``numba>=0.59,<0.69``, as ``pyproject.toml`` declares), tested on the
-versions :data:`TESTED` names, each with the fast test suite (CI runs it on both: the
-oldest in a virtualenv of its own).  Numba 0.59 is the floor because it is the oldest
-that works: it needed ``np.log2`` for ``math.log2`` in one kernel and the reload hooks
-below, nothing more; older Numbas were not tried.  Importing this module (the
-first import of numba_ta does) checks the installed version once: outside the range it
-emits one :class:`UnsupportedNumbaWarning`, and then checks that every private name below
-exists; a missing one raises :class:`UnsupportedNumbaError` naming what is missing, the
-Numba found and the supported range (never an ``AttributeError`` deep inside an op).
+versions :data:`TESTED` names, each with the fast test suite (CI runs every test on the
+newest, and the tests of compiled code on the oldest, in a virtualenv of its own). Numba
+0.59 is the floor because it is the oldest that works: it needed ``np.log2`` for
+``math.log2`` in one kernel and the reload hooks below, nothing more; older Numbas were not
+tried. Importing this module (the first import of numba_ta does) checks the installed
+version once: outside the range it emits one :class:`UnsupportedNumbaWarning`, and then
+checks that every private name below exists; a missing one raises
+:class:`UnsupportedNumbaError` naming what is missing, the Numba found and the supported
+range (never an ``AttributeError`` deep inside an op).
 
 What counts as public
 ---------------------
