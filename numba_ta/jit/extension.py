@@ -316,7 +316,7 @@ _HOLDERS: set = set()  # the threads holding an array in a compiled call (_type_
 _WAITING: dict = {}  # thread -> the Storage it waits for (the slow path's cycle check)
 _wait_lock = threading.Lock()  # guards _WAITING's reads across threads
 _POLL = 0.05  # seconds between a waiting thread's checks for a cycle
-_ANY_WANTED = memoryview(_ckernels.TABLE)[_ckernels.ANY : _ckernels.ANY + 1]  # nonzero: the engine wanted a kernel
+_ANY_WANTED = _ckernels.TABLE.data[_ckernels.ANY : _ckernels.ANY + 1]  # nonzero: the engine wanted a kernel
 
 
 def _held():
