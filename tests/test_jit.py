@@ -23,7 +23,7 @@ import pytest
 import numba_ta
 from numba_ta.errors import OpError
 from numba_ta.jit import extension as _jit
-from tests.helpers.jit_ops import JIT, j_gather, j_read, j_size, j_stack, j_write
+from tests.helpers.jit_ops import JIT, j_gather, j_read, j_size, j_split, j_stack, j_write
 from tests.helpers.storage_view import nt_state, same_snapshot
 
 
@@ -315,22 +315,6 @@ def _mistake_cases():
     row = np.ones(3, np.float32)
 
     @numba.njit
-    def write_at(ta, i, row):
-        return ta.write(i, row)
-
-    @numba.njit
-    def read_at(ta, i):
-        return ta.read(i)
-
-    @numba.njit
-    def gather(ta, idx):
-        return ta.gather(idx)
-
-    @numba.njit
-    def split(ta, value, lengths):
-        return ta.split(value, lengths)
-
-    @numba.njit
     def no_shape():
         return numba_ta.TensorArray(np.float32, size=2)
 
@@ -358,17 +342,13 @@ def _mistake_cases():
     def handle_of(ta):
         return ta.handle
 
-    @numba.njit
-    def size_of(ta):
-        return ta.size()
-
     lst = numba_ta.raw_ops.EmptyTensorList(element_shape=[3], max_num_elements=-1, element_dtype=np.float32)
     return [
-        ("float index", write_at, (ta, 1.5, row), "TensorArray.write: index must be an integer, got float64"),
-        ("str index", read_at, (ta, "a"), "TensorArray.read: index must be an integer, got str"),
-        ("list value", write_at, (ta, 0, [1.0, 2.0, 3.0]), "TensorArray.write: value must be an array or a scalar, got list(float64)"),  # noqa: E501
-        ("float indices", gather, (ta, np.zeros(2)), "TensorArray.gather: indices must be integers (an array, list or tuple of them), got array(float64, 1d, C)"),  # noqa: E501
-        ("scalar split", split, (ta, 1.0, np.ones(1, np.int64)), "TensorArray.split: value must be an array, got float64"),  # noqa: E501
+        ("float index", j_write, (ta, 1.5, row), "TensorArray.write: index must be an integer, got float64"),
+        ("str index", j_read, (ta, "a"), "TensorArray.read: index must be an integer, got str"),
+        ("list value", j_write, (ta, 0, [1.0, 2.0, 3.0]), "TensorArray.write: value must be an array or a scalar, got list(float64)"),  # noqa: E501
+        ("float indices", j_gather, (ta, np.zeros(2)), "TensorArray.gather: indices must be integers (an array, list or tuple of them), got array(float64, 1d, C)"),  # noqa: E501
+        ("scalar split", j_split, (ta, 1.0, np.ones(1, np.int64)), "TensorArray.split: value must be an array, got float64"),  # noqa: E501
         ("no element_shape", no_shape, (), "TensorArray(...): element_shape must be a tuple inside @njit (its length: the rank), got None"),  # noqa: E501
         ("list element_shape", list_shape, (), "TensorArray(...): element_shape must be a tuple inside @njit (its length: the rank), got list(int64)"),  # noqa: E501
         ("str dtype", str_dtype, (), "TensorArray(...): dtype must be a numpy scalar type or dtype inside @njit (np.float32), got str"),  # noqa: E501
@@ -376,8 +356,8 @@ def _mistake_cases():
         ("float size", float_size, (), "TensorArray(...): size must be an int, got float64"),
         ("grad", grad, (ta,), "TensorArray.grad is not available inside @njit: gradient arrays are looked up by source in Python; call ta.grad(source) before the call and pass it in"),  # noqa: E501
         ("handle attribute", handle_of, (ta,), "TensorArray.handle is not available inside @njit: read it in Python"),
-        ("raw handle", size_of, (ta.handle,), "TensorArrayHandle cannot be passed to @njit code: pass the TensorArray (numba_ta.TensorArray(dtype, handle=h) wraps a handle)"),  # noqa: E501
-        ("TensorList", size_of, (lst,), "TensorListHandle cannot be passed to @njit code: only TensorArray works inside compiled code"),  # noqa: E501
+        ("raw handle", j_size, (ta.handle,), "TensorArrayHandle cannot be passed to @njit code: pass the TensorArray (numba_ta.TensorArray(dtype, handle=h) wraps a handle)"),  # noqa: E501
+        ("TensorList", j_size, (lst,), "TensorListHandle cannot be passed to @njit code: only TensorArray works inside compiled code"),  # noqa: E501
     ]
 
 
