@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 
 import numba
 import numpy as np
@@ -116,13 +117,14 @@ def test_three_threads_taking_three_arrays_in_every_order_finish():
     _unlocked(*arrays)
 
 
-_HOLDS: dict = {}  # "entered", "release": the events of the running _hold call
+_HOLDS: dict = {}  # thread -> the events (entered, release) of its running _hold call
 
 
 def _pause():
     """Python code inside :func:`_hold`'s call: say it holds its array, wait until released."""
-    _HOLDS["entered"].set()
-    _HOLDS["release"].wait(TIMEOUT)
+    entered, release = _HOLDS[threading.get_ident()]
+    entered.set()
+    release.wait(TIMEOUT)
 
 
 @numba.njit
@@ -134,7 +136,7 @@ def _hold_call(ta):
 
 def _hold(ta, entered, release):
     """Hold ``ta`` (a compiled call) until ``release`` is set; ``entered`` is set once it holds it."""
-    _HOLDS["entered"], _HOLDS["release"] = entered, release
+    _HOLDS[threading.get_ident()] = entered, release
     return _hold_call(ta)
 
 
@@ -263,6 +265,48 @@ def test_a_waiting_call_interrupted_leaves_every_lock_free():
         release.set()
         holder.join(TIMEOUT)
     assert not holder.is_alive()
+    _unlocked(a, b)
+    assert _sum2(a, b, 1) == _sum2(b, a, 1)
+    assert not _jit._HOLDERS
+
+
+def test_an_interrupted_call_leaves_a_given_back_lock_to_the_thread_that_took_it():
+    """f(later, earlier) waits for ``earlier``, another thread takes ``later``, Ctrl-C: that thread keeps it.
+
+    The interrupted call's cleanup of ``later`` (whose lock it gave back) must not release
+    the lock the other thread's call holds now.
+    """
+    import signal
+
+    a, b = _array(0.0), _array(10.0)
+    later, earlier = (a, b) if id(a.handle._storage) > id(b.handle._storage) else (b, a)
+    events = [(threading.Event(), threading.Event()) for _ in range(2)]
+    holders = [threading.Thread(target=_hold, args=(earlier, *events[0]), daemon=True)]
+    holders.append(threading.Thread(target=_hold, args=(later, *events[1]), daemon=True))
+    holders[0].start()
+    assert events[0][0].wait(TIMEOUT)
+
+    def take_later_then_interrupt():
+        main = threading.main_thread().ident
+        while _jit._WAITING.get(main) is not earlier.handle._storage:  # the call gave later back, waits
+            time.sleep(0.001)
+        holders[1].start()  # takes the given-back lock (the waiting call does not retake it first)
+        events[1][0].wait(TIMEOUT)
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+
+    interrupter = threading.Thread(target=take_later_then_interrupt, daemon=True)
+    interrupter.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _sum2(later, earlier, 1)  # takes later, waits for earlier (giving later back)
+        assert later.handle._storage.held == holders[1].ident  # still the other call's
+        assert later.handle._storage.lock.locked()
+    finally:
+        for _, release in events:
+            release.set()
+        for t in (interrupter, *holders):
+            t.join(TIMEOUT)
+    assert not any(t.is_alive() for t in (interrupter, *holders))
     _unlocked(a, b)
     assert _sum2(a, b, 1) == _sum2(b, a, 1)
     assert not _jit._HOLDERS

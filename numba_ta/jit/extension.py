@@ -205,12 +205,14 @@ class _Call:
     The thread whose compiled call holds the array is ``Storage.held``, which the Python ops check.
     """
 
-    __slots__ = ("ta", "cell", "type", "__weakref__")
+    __slots__ = ("meminfo", "ta", "cell", "type", "stack", "__weakref__")
 
-    def __init__(self):
+    def __init__(self, meminfo):
+        self.meminfo = meminfo  # the state struct's meminfo (the struct is the array's for its life)
         self.ta = None  # a weak reference to the TensorArray object of the current call (for boxing)
         self.cell = None  # the class's element shape last copied into the struct's ces
         self.type = None  # the array's Numba type, once its element shape (so its rank) is known
+        self.stack = None  # the entries of the thread whose call holds the array (_Thread.stack)
 
 
 _ARRAYS = _registry.WeakValues()  # struct address -> its Storage
@@ -311,28 +313,44 @@ _on_init(_typeof_in_c)(TensorArray)
 # array while some thread holds one (_type_of), and a call's entries share their epoch.  An outer
 # call's locks cannot be given back (its code is running): a wait that would close a cycle
 # through them raises RuntimeError instead of hanging.
-_tls = threading.local()  # .held: this thread's entries, [storage, ta, epoch, holding]; .epoch
+#
+# A thread's entries are its _Thread's stack, innermost last: (storage, TensorArray object,
+# epoch) each.  An entry holds its array's lock while ``storage.held`` is the thread; a given-back
+# one has ``held`` None (or another thread's, once that one took the lock).  While it holds the
+# array, ``storage._jit.stack`` is the thread's stack, so the cleanup finds its entry with no
+# thread-local lookup.
+class _Thread:
+    """A thread's compiled calls: its entries (``stack``), its ``epoch`` and its ident."""
+
+    __slots__ = ("stack", "epoch", "ident")
+
+    def __init__(self):
+        self.stack = []  # (storage, ta, epoch) of the arrays this thread's calls hold or gave back
+        self.epoch = 0  # moved on by _type_of while some thread holds an array (a new call's typing)
+        self.ident = threading.get_ident()
+
+
+_tls = threading.local()  # .calls: this thread's _Thread
 _HOLDERS: set = set()  # the threads holding an array in a compiled call (_type_of moves epochs only then)
 _WAITING: dict = {}  # thread -> the Storage it waits for (the slow path's cycle check)
 _wait_lock = threading.Lock()  # guards _WAITING's reads across threads
 _POLL = 0.05  # seconds between a waiting thread's checks for a cycle
 _ANY_WANTED = _ckernels.TABLE.data[_ckernels.ANY : _ckernels.ANY + 1]  # nonzero: the engine wanted a kernel
+_get_ident = threading.get_ident
 
 
-def _held():
-    """Return this thread's list of entries (compiled calls' arrays it holds or gave back)."""
+def _thread():
+    """Return this thread's :class:`_Thread` (made at its first compiled call)."""
     try:
-        return _tls.held
+        return _tls.calls
     except AttributeError:
-        _tls.held = []
-        _tls.epoch = 0
-        return _tls.held
+        t = _tls.calls = _Thread()
+        return t
 
 
 def _next_epoch():
     """Start a new epoch: a typeof of an array while arrays are held, so the arrays unboxed next are a new call."""
-    _held()
-    _tls.epoch += 1
+    _thread().epoch += 1
 
 
 def _prepare(storage, ta, call):
@@ -350,6 +368,17 @@ def _prepare(storage, ta, call):
     h[H.PARMIN] = _config.PARALLEL_MIN_ELEMENTS
 
 
+def _first_call(storage):
+    """Return the array's :class:`_Call`, made at its first compiled call (under its lock: one per array)."""
+    call = storage._jit
+    if call is None:
+        meminfo = _meminfo_of(storage._s)
+        with _registry._lock:  # the table is shared by all arrays
+            _ARRAYS[meminfo.data] = storage
+        call = storage._jit = _Call(meminfo)
+    return call
+
+
 def _enter_meminfo(ta):
     """Unboxing: lock the array and return its state struct's meminfo (called from compiled code's wrapper).
 
@@ -358,79 +387,81 @@ def _enter_meminfo(ta):
     (:func:`_wait_in_order`).
     """
     storage = ta._handle._storage
-    me = threading.get_ident()
+    me = _get_ident()
     if storage.held == me:
         raise RuntimeError(
             f"TensorArray {storage.name} is already in use by a compiled call of this thread (passed twice, or "
             "passed again from inside a compiled function): pass it once"
         )
-    held = _held()
+    try:
+        thread = _tls.calls
+    except AttributeError:
+        thread = _thread()
     if not storage.lock.acquire(False):
-        _wait_in_order(storage, held, me)  # returns holding the lock
+        _wait_in_order(storage, thread)  # returns holding the lock
     try:
         call = storage._jit
-        if call is None:  # the array's first compiled call (under its lock: one _Call per array)
-            with _registry._lock:  # the table is shared by all arrays
-                _ARRAYS[_meminfo_of(storage._s).data] = storage
-            call = storage._jit = _Call()
+        if call is None:
+            call = _first_call(storage)
         _prepare(storage, ta, call)
-        held.append([storage, ta, _tls.epoch, True])
+        stack = call.stack = thread.stack
+        stack.append((storage, ta, thread.epoch))
         _HOLDERS.add(me)
         storage.held = me
         ref = call.ta
         if ref is None or ref() is not ta:
             call.ta = weakref.ref(ta)
-        return _meminfo_of(storage._s)
+        return call.meminfo
     except BaseException:
-        _drop(storage, held, me)
+        _drop(storage, thread)
         storage.lock.release()
         raise
 
 
-def _drop(storage, held, me):
-    """Forget ``storage``'s entry in ``held`` (if any) and its holder marks; the lock is the caller's."""
-    for k in range(len(held) - 1, -1, -1):
-        if held[k][0] is storage:
-            del held[k]
+def _drop(storage, thread):
+    """Forget ``storage``'s entry in ``thread`` (if any) and its holder mark; the lock is the caller's."""
+    stack = thread.stack
+    for k in range(len(stack) - 1, -1, -1):
+        if stack[k][0] is storage:
+            del stack[k]
             break
-    if storage.held == me:
+    if storage.held == thread.ident:
         storage.held = None
-    if not held:
-        _HOLDERS.discard(me)
+    if not stack:
+        _HOLDERS.discard(thread.ident)
 
 
-def _wait_in_order(storage, held, me):
+def _wait_in_order(storage, thread):
     """Take ``storage``'s busy lock without a deadlock: give back this call's later locks, wait, retake them.
 
     This call's entries (the current epoch) whose Storage comes after ``storage`` in the order
-    are released first (marked given back, so their cleanup does not release them) and taken
-    again, in order, once ``storage``'s lock is held.  While it waits, the thread checks every
+    are released first (their ``held`` cleared first, so their cleanup does not release them) and
+    taken again, in order, once ``storage``'s lock is held.  While it waits, the thread checks every
     :data:`_POLL` seconds whether its wait closes a cycle through locks of outer calls it cannot
     give back; then it raises RuntimeError (the thread of the cycle with the largest ident does,
     the others go on waiting).  Signals are handled as usual while it waits: a KeyboardInterrupt
     leaves every entry marked as it is (held or given back) and the lock not taken.
     """
-    epoch = _tls.epoch
+    me, epoch = thread.ident, thread.epoch
     later = []
-    for e in held:  # (a loop, not a generator: an interrupt must reach the caller)
-        if e[2] == epoch and e[3] and id(e[0]) > id(storage):
+    for e in thread.stack:  # (a loop, not a generator: an interrupt must reach the caller)
+        if e[2] == epoch and e[0].held == me and id(e[0]) > id(storage):
             later.append(e)
     later.sort(key=_order)
     for e in reversed(later):
-        e[0].held = None
-        e[3] = False  # given back: marked first, so an interrupt cannot leave it released but marked held
+        e[0].held = None  # given back: marked first, so an interrupt cannot leave it released but marked held
         e[0].lock.release()
     _acquire_checking_cycles(storage, me)
     try:
-        for e in later:
-            _acquire_checking_cycles(e[0], me)
+        for s, ta, _ in later:
+            _acquire_checking_cycles(s, me)
             try:
-                _prepare(e[0], e[1], e[0]._jit)
+                _prepare(s, ta, s._jit)
+                s._jit.stack = thread.stack
             except BaseException:
-                e[0].lock.release()
+                s.lock.release()
                 raise
-            e[0].held = me
-            e[3] = True
+            s.held = me
     except BaseException:
         storage.lock.release()
         raise
@@ -487,20 +518,18 @@ def _enter(ta):
 _arrays_of = fields_of  # the struct's fields (a module name: _sync looks it up here)
 
 
-def _sync(storage, ta):
+def _sync(storage, ta, call):
     """Take over a change of the class's element shape made in compiled code (``hdr[H.CES_CHANGED]``).
 
     Computed first, committed by one statement, which no signal can split: an exception
     before it leaves everything as it was, and the sync can simply run again.
     """
     h = storage.hdr
-    if not h[H.CES_CHANGED]:
-        return
     ces = _arrays_of(storage._s)[9]
     cell = tuple(None if d < 0 else d for d in ces.tolist()) if h[H.CLASS_KNOWN] else None
     cells = ta._element_shape
     shape = cells[0] if cells[0]._dims == cell else TensorShape(cell)
-    cells[0], storage._jit.cell, h[H.CES_CHANGED] = shape, cell, 0
+    cells[0], call.cell, h[H.CES_CHANGED] = shape, cell, 0
 
 
 def _leave(ta):
@@ -513,25 +542,28 @@ def _leave(ta):
     (:func:`_wait_in_order`, interrupted) is only forgotten.
     """
     storage = ta._handle._storage
-    held = _held()
-    k = len(held) - 1
-    while k >= 0 and held[k][0] is not storage:  # (its entry: the last one, unless the call took several)
-        k -= 1
-    if k < 0 or not held[k][3]:
-        _drop(storage, held, threading.get_ident())
+    me = _get_ident()
+    if storage.held != me:  # given back (and maybe taken by another thread since)
+        _drop(storage, _thread())
         return
+    call = storage._jit
+    stack = call.stack
+    k = len(stack) - 1
+    while stack[k][0] is not storage:  # (its entry: the last one, unless the call took several)
+        k -= 1
     try:
-        try:
-            _sync(storage, ta)
-        except BaseException:
-            _sync(storage, ta)
-            raise
+        if storage.hdr[H.CES_CHANGED]:
+            try:
+                _sync(storage, ta, call)
+            except BaseException:
+                _sync(storage, ta, call)
+                raise
     finally:
-        del held[k]
+        del stack[k]
         storage.held = None
         storage.lock.release()
-    if not held:
-        _HOLDERS.discard(threading.get_ident())
+    if not stack:
+        _HOLDERS.discard(me)
     if _ANY_WANTED[0]:  # the call took a serial path for want of a parallel kernel: loaded for the next one
         _ckernels.load_wanted()
 
@@ -579,7 +611,7 @@ def _adopt(meminfo, typ):
     ces = fields_of(proxy)[9]
     cell = tuple(None if d < 0 else d for d in ces.tolist())
     ta._element_shape[0] = TensorShape(cell)
-    call = storage._jit = _Call()
+    call = storage._jit = _Call(_meminfo_of(proxy))
     call.cell = cell
     call.ta = weakref.ref(ta)
     with _registry._lock:
