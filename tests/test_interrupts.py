@@ -1774,3 +1774,100 @@ def test_signal_during_parallel_kernel_arrives_as_keyboardinterrupt_all_or_nothi
     report = [summary_line, *wrong[:5], *bad[:5]]
     assert not wrong and not bad, "\n".join(report)
     assert interrupted > 0, summary_line
+
+
+# --------------------------------------------------------------------------- Python called from compiled code
+def _compiled_cases():
+    """The compiled functions whose ops call Python: ``name -> (function, its argument maker, expected error)``."""
+    import numba
+
+    @numba.njit
+    def read_out_of_range(ta):  # the error's text is built in Python (core/status.raise_status)
+        return ta.read(99)
+
+    @numba.njit
+    def new_array():  # the new array's name comes from the registry (jit/entries._unique_name)
+        return TensorArray(np.float32, size=1, element_shape=(3,)).size()
+
+    @numba.njit
+    def new_large_array():  # metadata of 65,536 slots or more: numpy's lazy zeros (core/memory.new_meta)
+        return TensorArray(np.float32, size=70_000, element_shape=(3,)).size()
+
+    def small():
+        return (TensorArray(np.float32, size=4, element_shape=[3]),)
+
+    return {
+        "error-text": (read_out_of_range, small, OpError),
+        "new-name": (new_array, tuple, None),
+        "lazy-metadata": (new_large_array, tuple, None),
+    }
+
+
+@pytest.mark.jit_only("compiled code calling Python")
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs signal.setitimer")
+@pytest.mark.parametrize("name", ["error-text", "new-name", "lazy-metadata"])
+def test_signal_while_compiled_code_calls_python_arrives_as_keyboardinterrupt(name):
+    """SIGALRM (a handler raising KeyboardInterrupt) while compiled code runs the Python its op needs.
+
+    The op's own error (or its result) or KeyboardInterrupt: never a TypeError or SystemError
+    made of the interrupt by the call's glue (as objmode's was).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signal handlers run in the main thread only")
+    fn, make_args, expected = _compiled_cases()[name]
+
+    def run():
+        try:
+            return fn(*make_args())
+        except OpError as e:
+            if expected is None:
+                raise
+            return type(e).__name__
+
+    want = run()  # compiles, and the uninterrupted outcome
+    t = time.perf_counter()
+    for _ in range(20):
+        run()
+    op_time = (time.perf_counter() - t) / 20
+    rng = random.Random(37)
+    armed, fired = [False], [0]
+
+    def on_alarm(signum, frame):
+        if armed[0]:
+            fired[0] += 1
+            raise KeyboardInterrupt("SIGALRM")
+
+    foreign_gc_callbacks = gc.callbacks[:]
+    gc.callbacks.clear()
+    old_handler = signal.signal(signal.SIGALRM, on_alarm)
+    faulthandler.dump_traceback_later(120, exit=True)
+    trials, interrupted, wrong = 600, 0, []
+    try:
+        for trial in range(trials):
+            try:
+                armed[0] = True
+                try:
+                    signal.setitimer(signal.ITIMER_REAL, rng.uniform(1e-6, 1.5 * op_time + 2e-6))
+                    got = run()
+                finally:
+                    armed[0] = False
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+                if got != want:
+                    wrong.append(f"trial {trial}: {got!r}, not {want!r}")
+            except KeyboardInterrupt as e:
+                interrupted += 1
+                _drop(e)
+            except BaseException as e:  # noqa: BLE001 - what the test is about
+                wrong.append(f"trial {trial}: " + " <- ".join(f"{type(x).__name__}({str(x)[:80]})" for x in _chain(e)))
+                _drop(e)
+    finally:
+        armed[0] = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old_handler)
+        gc.callbacks[:] = foreign_gc_callbacks
+        faulthandler.cancel_dump_traceback_later()
+    line = f"{name}: {trials} trials, {fired[0]} alarms, {interrupted} interrupted, {len(wrong)} wrong"
+    print(line)
+    assert not wrong, "\n".join([line, *wrong[:5]])
+    assert interrupted > 0, line
+    assert run() == want  # and the compiled function still works

@@ -16,11 +16,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import objmode
+from numba import types
 from numba.core.extending import register_jitable
 
 from numba_ta.core import config
 from numba_ta.core import header as H
+from numba_ta.core.numba_compat import python_function
 from numba_ta.core.shapes import _new, new_items, nitems, one_dim, oom
 from numba_ta.core.state import (
     DATA,
@@ -45,7 +46,7 @@ def _zeros_meta(n):
 
     ``failed`` is that dtype's position in :data:`DTYPES`, or -1.
 
-    Python (called from compiled code in object mode): numpy's zeros take zeroed pages from
+    Python (called from compiled code): numpy's zeros take zeroed pages from
     the OS lazily, so metadata for a large capacity costs no memory until its slots are used
     (Numba's ``np.zeros`` would write every byte).
     """
@@ -59,6 +60,10 @@ def _zeros_meta(n):
 
 
 _NO_U8, _NO_I32 = np.zeros(0, np.uint8), np.zeros(0, np.int32)
+#: :func:`_zeros_meta` from compiled code, without objmode (an interrupt while it runs arrives whole)
+_lazy_zeros_meta = python_function(
+    _zeros_meta, types.Tuple((types.uint8[::1], types.int32[::1], types.int64[::1], types.int64)), 1
+)
 _U8_CODE, _I32_CODE, _I64_CODE = (DTYPES.index(np.dtype(t)) for t in (np.uint8, np.int32, np.int64))
 _META_LAZY = 1 << 16  # slots from which metadata growth takes numpy's lazily zeroed pages (832 KiB)
 
@@ -76,8 +81,7 @@ def new_meta(s, n):
         if not status:
             status, offsets = _new(s, n, NO_I64, True, shape, _I64_CODE)
         return status, state, shape_id, offsets
-    with objmode(state="uint8[::1]", shape_id="int32[::1]", offsets="int64[::1]", failed="int64"):
-        state, shape_id, offsets, failed = _zeros_meta(n)
+    state, shape_id, offsets, failed = _lazy_zeros_meta(n)
     if failed >= 0:
         return oom(s, one_dim(n), failed), state, shape_id, offsets
     return 0, state, shape_id, offsets

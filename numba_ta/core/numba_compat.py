@@ -34,7 +34,7 @@ The names documented in Numba's user and extension documentation:
   which those pages' examples use; the struct proxies' ``_getvalue()`` of ``cgutils``
   (:data:`PUBLIC_UNDERSCORE_NAMES`) is in those examples too (the ``Interval`` example's
   boxing returns ``interval._getvalue()``), so it counts as public despite its underscore;
-* ``numba.experimental.structref``'s documented parts: ``register``, ``define_proxy``,
+* ``numba.experimental.structref``'s documented parts: ``register``, ``define_proxy``, ``define_constructor``,
   ``StructRefProxy`` (subclassed, never looked into) and ``types.StructRef`` with its
   ``field_dict``;
 * ``numba.np.numpy_support.as_dtype`` and ``from_dtype`` (the documentation's way between
@@ -750,3 +750,188 @@ def new_cfunc(func: Any, signature: Any, cache: Any, **options: Any) -> Any:
     cf._cache = cache
     cf.compile()
     return cf
+
+
+# --------------------------------------------------------------------------- Python from compiled code
+def call_checked(builder: Any, pyapi: Any, func: Any, args: list) -> Any:
+    """Emit ``func(*args)`` (Python objects in generated code) unless one of them is NULL; return the result.
+
+    A NULL among them means that making it raised (an unpickled type or function, a boxed
+    value: a ``KeyboardInterrupt`` that a signal handler raised there included), and that
+    exception is set: the call is skipped and the result is NULL, so the exception reaches
+    the caller as itself.  ``PyObject_CallFunctionObjArgs``, which Numba's ``call_function_objargs``
+    emits, takes a NULL argument for the end of its list, so the call would go ahead with fewer
+    arguments and raise a ``TypeError`` (or return a result with the exception still set);
+    Numba's own boxing of structs does that.  ``func`` is borrowed, ``args`` are released.
+    Uses the ``PythonAPI`` of box and unbox functions.  Tested on 0.59.1 and 0.68.1.
+
+    Parameters
+    ----------
+    builder : llvmlite.ir.IRBuilder
+        Where the code goes.
+    pyapi : numba.core.pythonapi.PythonAPI
+        The Python API of that code (``c.pyapi`` in box and unbox functions).
+    func : llvmlite.ir.Value
+        The function (a ``PyObject*``, maybe NULL).
+    args : list of llvmlite.ir.Value
+        Its arguments (new references, maybe NULL).
+
+    Returns
+    -------
+    llvmlite.ir.Value
+        The result (a new reference), or NULL with the exception set.
+    """
+    from numba.core import cgutils
+
+    out = cgutils.alloca_once_value(builder, pyapi.get_null_object())
+    missing = cgutils.is_null(builder, func)
+    for a in args:
+        missing = builder.or_(missing, cgutils.is_null(builder, a))
+    with builder.if_then(builder.not_(missing), likely=True):
+        builder.store(pyapi.call_function_objargs(func, args), out)
+    for a in args:
+        pyapi.decref(a)  # Py_DecRef: NULL is fine
+    return builder.load(out)
+
+
+def define_boxing(struct_type: Any, proxy_class: Any) -> None:
+    """Box and unbox ``struct_type`` as ``proxy_class``: ``structref.define_boxing`` with every step checked.
+
+    The same code as Numba's (``proxy_class._numba_box_(typ, meminfo)`` boxes, the
+    ``_meminfo`` attribute unboxes), but the boxing's call goes through :func:`call_checked`:
+    an exception raised while the type or the constructor is unpickled (a signal's
+    ``KeyboardInterrupt``) arrives as itself, not as Numba's "``_numba_box_() missing 2
+    required positional arguments``".  Relies on ``structref._Utils`` (the struct's meminfo
+    in generated code).  Tested on 0.59.1 and 0.68.1.
+
+    Parameters
+    ----------
+    struct_type : type
+        The ``types.StructRef`` subclass (registered with ``structref.register``).
+    proxy_class : type
+        Its ``StructRefProxy`` subclass (its constructor defined with ``structref.define_constructor``).
+    """
+    from numba.core import types
+    from numba.core.extending import NativeValue, box, unbox
+
+    @box(struct_type)
+    def _box_struct(typ, val, c):
+        meminfo = _structref._Utils(c.context, c.builder, typ).get_struct_ref(val).meminfo
+        mi_obj = c.box(types.MemInfoPointer(types.voidptr), meminfo)
+        ctor = c.pyapi.unserialize(c.pyapi.serialize_object(proxy_class._numba_box_))
+        ty_obj = c.pyapi.unserialize(c.pyapi.serialize_object(typ))
+        res = call_checked(c.builder, c.pyapi, ctor, [ty_obj, mi_obj])
+        c.pyapi.decref(ctor)
+        return res
+
+    @unbox(struct_type)
+    def _unbox_struct(typ, obj, c):
+        mi_obj = c.pyapi.object_getattr_string(obj, "_meminfo")
+        mi = c.unbox(types.MemInfoPointer(types.voidptr), mi_obj).value
+        out = _structref._Utils(c.context, c.builder, typ).new_struct_ref(mi)._getvalue()
+        c.pyapi.decref(mi_obj)
+        return NativeValue(out)
+
+
+def python_function(fn: Any, restype: Any, nargs: int) -> Any:
+    """Return a function calling ``fn`` that compiled code calls without ``objmode``: every exception arrives whole.
+
+    In Python (and with ``NUMBA_DISABLE_JIT=1``) the returned function is ``fn``'s plain
+    call.  In compiled code it is an intrinsic that takes the GIL, converts the arguments in
+    C (integers; strings; a C-contiguous array as the ``bytes`` of its items), calls
+    ``fn``, converts its result to ``restype`` with Numba's unboxing (strings, arrays, integers
+    and tuples of them are converted in C) and gives the GIL back.  A NULL anywhere (an
+    exception ``fn`` raised, a ``KeyboardInterrupt`` a signal handler raised while ``fn`` ran,
+    a result of the wrong type) leaves the exception set and makes the compiled function
+    return Numba's "exception already set" status, so the caller of the compiled code sees that
+    exception itself.  ``objmode``'s glue, which unpickles the function and boxes the arguments
+    in Python at each call, could turn such an interrupt into a ``TypeError`` or a
+    ``SystemError``.  Inside a ``try`` block of compiled code the exception is caught like any
+    other error of a call.
+
+    Relies on ``context.get_python_api(builder)``'s ``PythonAPI`` (as in box and unbox
+    functions), ``PythonAPI.serialize_object``/``unserialize`` (the function is pickled by
+    reference into the code, so cached code finds it again) and ``context.call_conv.return_exc``
+    (the status of an exception already set).  Tested on 0.59.1 and 0.68.1.
+
+    Parameters
+    ----------
+    fn : function
+        A module-level Python function (pickled by reference).
+    restype : numba.types.Type
+        What compiled code receives from ``fn``'s result.
+    nargs : int
+        How many arguments ``fn`` takes (1 or 2): integers, strings (``unicode_type``) or
+        C-contiguous arrays, as compiled code passes them.
+
+    Returns
+    -------
+    function
+        ``call(*args)``: ``fn(*args)`` in Python, the intrinsic's call in compiled code (an
+        array argument reaches ``fn`` as ``bytes`` then, see above).
+    """
+    from numba.core import cgutils, types
+    from numba.core.extending import intrinsic, overload
+
+    def box(context, builder, pyapi, typ, value):
+        if isinstance(typ, types.Integer):
+            return pyapi.long_from_longlong(context.cast(builder, value, typ, types.int64))
+        if isinstance(typ, types.Array):
+            ary = context.make_array(typ)(context, builder, value)
+            nbytes = builder.mul(ary.nitems, context.get_constant(types.intp, typ.dtype.bitwidth // 8))
+            return pyapi.bytes_from_string_and_size(builder.bitcast(ary.data, pyapi.cstring), nbytes)
+        context.nrt.incref(builder, typ, value)  # boxing takes a reference: the caller keeps its own
+        return pyapi.from_native_value(typ, value)
+
+    def codegen(context, builder, signature, llargs):
+        pyapi = context.get_python_api(builder)
+        gil = pyapi.gil_ensure()
+
+        def fail_if_null(obj):
+            with cgutils.if_unlikely(builder, cgutils.is_null(builder, obj)):
+                pyapi.gil_release(gil)
+                context.call_conv.return_exc(builder)
+
+        fnobj = pyapi.unserialize(pyapi.serialize_object(fn))
+        boxed = [box(context, builder, pyapi, typ, value) for typ, value in zip(signature.args, llargs, strict=True)]
+        res = call_checked(builder, pyapi, fnobj, boxed)
+        pyapi.decref(fnobj)
+        fail_if_null(res)
+        native = pyapi.to_native_value(restype, res)
+        pyapi.decref(res)
+        with cgutils.if_unlikely(builder, native.is_error):
+            pyapi.gil_release(gil)
+            context.call_conv.return_exc(builder)
+        pyapi.gil_release(gil)
+        return native.value
+
+    if nargs == 1:
+
+        @intrinsic
+        def native_call1(typingctx, a):
+            return restype(a), codegen
+
+        def call(a):
+            return fn(a)
+
+        @overload(call)
+        def _call1(a):
+            return lambda a: native_call1(a)
+
+    elif nargs == 2:
+
+        @intrinsic
+        def native_call2(typingctx, a, b):
+            return restype(a, b), codegen
+
+        def call(a, b):  # type: ignore[misc]
+            return fn(a, b)
+
+        @overload(call)
+        def _call2(a, b):
+            return lambda a, b: native_call2(a, b)
+
+    else:
+        raise ValueError(f"python_function: {nargs} arguments (1 or 2 are supported)")
+    call.__doc__ = f"``{fn.__qualname__}`` from Python or compiled code (numba_compat.python_function)."
+    return call

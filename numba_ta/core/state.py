@@ -117,7 +117,8 @@ class StateProxy(structref.StructRefProxy):
 
 
 FIELDS = ("data", "state", "shape_id", "offsets", "hdr", "dims", "starts", "items", "es", "ces", "name", "err")
-structref.define_proxy(StateProxy, StateType, list(FIELDS))
+structref.define_constructor(StateProxy, StateType, list(FIELDS))
+_numba_compat.define_boxing(StateType, StateProxy)  # define_proxy's boxing, with the interrupt-safe call
 
 
 def field_types():

@@ -13,9 +13,10 @@ quarter of the engine's compile time.
 from __future__ import annotations
 
 import numpy as np
-from numba import objmode
+from numba import types
 from numba.core.extending import register_jitable
 
+from numba_ta.core.numba_compat import python_function
 from numba_ta.core.state import _DTYPE_NAMES, ERR_WORDS, NO_I64, fields_of
 from numba_ta.errors import (
     InternalError,
@@ -89,17 +90,20 @@ def fail_s(s, status, i0, a, na, b, nb):
 
 
 def _status_exception(err, name):
-    """Return ``(class, text)`` of the status record ``err`` (Python, called from compiled code in object mode).
+    """Return ``(class, text)`` of the status record ``err`` (Python, called from compiled code).
 
-    ``class``: 0 InvalidArgumentError, 1 UnimplementedError, 2 ResourceExhaustedError,
-    3 InternalError, 4 NotImplementedError.
+    ``err`` holds the record's int64 items (``bytes`` when compiled code calls, an array
+    from Python).  ``class``: 0 InvalidArgumentError, 1 UnimplementedError,
+    2 ResourceExhaustedError, 3 InternalError, 4 NotImplementedError.
     """
-    e = engine_error(err, name, _DTYPE_NAMES)
+    e = engine_error(np.frombuffer(err, np.int64), name, _DTYPE_NAMES)
     cls = _RAISED.index(type(e))
     return cls, e.message if isinstance(e, OpError) else str(e)
 
 
 _RAISED = (InvalidArgumentError, UnimplementedError, ResourceExhaustedError, InternalError, NotImplementedError)
+# _status_exception from compiled code without objmode: a KeyboardInterrupt while it runs arrives as itself
+_exception_of = python_function(_status_exception, types.Tuple((types.int64, types.unicode_type)), 2)
 
 
 @register_jitable
@@ -107,12 +111,11 @@ def raise_status(s, status):
     """Raise the exception of the status ``status`` (not 0) that an op on ``s`` returned, as compiled code can.
 
     For the methods compiled into users' functions: the text is built in Python, in one
-    place (``_messages.engine_error``), and raised here with its class.
+    place (``_messages.engine_error``), and raised here with its class (an exception
+    compiled code raises, so a ``try`` in it catches it).
     """
     err = s.err[: 6 + max(s.err[4], 0) + max(s.err[5], 0)].copy()
-    name = s.name
-    with objmode(cls="int64", text="unicode_type"):
-        cls, text = _status_exception(err, name)
+    cls, text = _exception_of(err, s.name)
     if cls == 1:
         raise UnimplementedError(text)
     if cls == 2:

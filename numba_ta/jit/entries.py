@@ -19,11 +19,12 @@ tests/test_jit_abi.py run them.
 from __future__ import annotations
 
 import numpy as np
-from numba import objmode
+from numba import types
 from numba.core.extending import register_jitable
 
 from numba_ta.core import header as H
 from numba_ta.core import kernels
+from numba_ta.core.numba_compat import python_function
 from numba_ta.core.shapes import compatible, same_shape
 from numba_ta.core.state import (
     CLEARED,
@@ -277,16 +278,12 @@ def jit_closed(s):  # pragma: no cover - users' compiled code
 
 
 def _new_name(base):
-    """Return a new array's unique name (the registry's counter; called from compiled code in object mode)."""
+    """Return a new array's unique name (the registry's counter; called from compiled code)."""
     return _registry.new_name(base)
 
 
-@register_jitable
-def _unique_name(base):
-    """Return a new array's unique name from compiled code (:func:`_new_name`, in object mode)."""
-    with objmode(uname="unicode_type"):
-        uname = _new_name(base)
-    return uname
+#: A new array's unique name from compiled code (:func:`_new_name`, without objmode: an interrupt arrives whole).
+_unique_name = python_function(_new_name, types.unicode_type, 1)
 
 
 @kernels.kernel()

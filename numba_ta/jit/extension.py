@@ -669,11 +669,8 @@ def _box_ta(typ, val, c):
     addr_obj = c.pyapi.long_from_ssize_t(c.builder.ptrtoint(addr, c.pyapi.py_ssize_t))
     mi_obj = c.box(types.MemInfoPointer(types.voidptr), sr.meminfo)  # a new reference to the struct
     typ_obj = c.pyapi.unserialize(c.pyapi.serialize_object(typ))
-    res = c.pyapi.call_function_objargs(_function(c, _box), [addr_obj, mi_obj, typ_obj])
-    c.pyapi.decref(typ_obj)
-    c.pyapi.decref(mi_obj)
-    c.pyapi.decref(addr_obj)
-    return res
+    # (checked: an interrupt while the type is unpickled must not call _box with fewer arguments)
+    return _numba_compat.call_checked(c.builder, c.pyapi, _function(c, _box), [addr_obj, mi_obj, typ_obj])
 
 
 # --------------------------------------------------------------------------- argument types
