@@ -1816,9 +1816,12 @@ def test_signal_while_compiled_code_calls_python_arrives_as_keyboardinterrupt(na
         pytest.skip("signal handlers run in the main thread only")
     fn, make_args, expected = _compiled_cases()[name]
 
+    made: list = []
+
     def run():
+        made[:] = make_args()
         try:
-            return fn(*make_args())
+            return fn(*made)
         except OpError as e:
             if expected is None:
                 raise
@@ -1860,6 +1863,9 @@ def test_signal_while_compiled_code_calls_python_arrives_as_keyboardinterrupt(na
             except BaseException as e:  # noqa: BLE001 - what the test is about
                 wrong.append(f"trial {trial}: " + " <- ".join(f"{type(x).__name__}({str(x)[:80]})" for x in _chain(e)))
                 _drop(e)
+            for ta in made:  # the call's cleanup ran whole: the argument unlocked, not marked held
+                if ta.handle._storage.lock.locked() or ta.handle._storage.held is not None:
+                    wrong.append(f"trial {trial}: {ta.handle.name} left locked")
     finally:
         armed[0] = False
         signal.setitimer(signal.ITIMER_REAL, 0)

@@ -108,7 +108,11 @@ def symbol(op: str) -> str:
 
 
 #: What a user function's unboxing and cleanup of an array call (``numba_ta.jit.extension``), as cached code names them.
-ENTERING = ("numba_ta._jit._enter_meminfo", "numba_ta._jit._leave")
+ENTERING = (
+    "numba_ta._jit._enter_meminfo",
+    "numba_ta._jit._leave",
+    "the cleanup calls _leave again until it returns",
+)
 
 
 def _abi_key() -> str:

@@ -337,6 +337,8 @@ _wait_lock = threading.Lock()  # guards _WAITING's reads across threads
 _POLL = 0.05  # seconds between a waiting thread's checks for a cycle
 _ANY_WANTED = _ckernels.TABLE.data[_ckernels.ANY : _ckernels.ANY + 1]  # nonzero: the engine wanted a kernel
 _get_ident = threading.get_ident
+_ACQUIRE = type(threading.Lock()).acquire  # the lock type's acquire(lock, blocking), for map() in _enter_meminfo
+_NO_WAIT = (False,)
 
 
 def _thread():
@@ -349,8 +351,15 @@ def _thread():
 
 
 def _next_epoch():
-    """Start a new epoch: a typeof of an array while arrays are held, so the arrays unboxed next are a new call."""
-    _thread().epoch += 1
+    """Start a new epoch: a typeof of an array while arrays are held, so the arrays unboxed next are a new call.
+
+    A thread that holds nothing but is still in :data:`_HOLDERS` (an interrupt between a
+    cleanup's release and its discard) is taken out: the mark only costs time, never safety.
+    """
+    thread = _thread()
+    thread.epoch += 1
+    if not thread.stack:
+        _HOLDERS.discard(thread.ident)
 
 
 def _prepare(storage, ta, call):
@@ -384,7 +393,9 @@ def _enter_meminfo(ta):
 
     The struct is the array's one state; entering only copies the class's element
     shape and flags into it.  A busy lock is waited for in the global order
-    (:func:`_wait_in_order`).
+    (:func:`_wait_in_order`).  If anything fails once the lock is taken (an interrupt
+    anywhere included), its mark is cleared and the lock released first, the entry forgotten
+    after (an interrupt there leaves a stale entry, never a lock).
     """
     storage = ta._handle._storage
     me = _get_ident()
@@ -397,9 +408,15 @@ def _enter_meminfo(ta):
         thread = _tls.calls
     except AttributeError:
         thread = _thread()
-    if not storage.lock.acquire(False):
-        _wait_in_order(storage, thread)  # returns holding the lock
+    got: list = []  # [whether this thread took the lock]
     try:
+        # extend() calls acquire and appends its result in C, where no signal handler runs: the
+        # handler below knows whether the lock is this thread's (after `taken = lock.acquire()` a
+        # handler could raise before the store)
+        got.extend(map(_ACQUIRE, (storage.lock,), _NO_WAIT))
+        if not got[0]:
+            _wait_in_order(storage, thread)  # returns holding the lock, or raises not holding it
+            got[0] = True  # (an interrupt just before this store: the busy path's one window)
         call = storage._jit
         if call is None:
             call = _first_call(storage)
@@ -413,8 +430,10 @@ def _enter_meminfo(ta):
             call.ta = weakref.ref(ta)
         return call.meminfo
     except BaseException:
+        if got and got[0]:
+            storage.held = None  # (no signal handler runs between these two: no call between them)
+            storage.lock.release()
         _drop(storage, thread)
-        storage.lock.release()
         raise
 
 
@@ -509,12 +528,6 @@ def _cycle_from(storage, me):
     return None
 
 
-def _enter(ta):
-    """:func:`_enter_meminfo`, returning the struct: what functions compiled (and cached) by numba_ta 0.1.0 call."""
-    _enter_meminfo(ta)
-    return ta._handle._storage._s
-
-
 _arrays_of = fields_of  # the struct's fields (a module name: _sync looks it up here)
 
 
@@ -533,13 +546,15 @@ def _sync(storage, ta, call):
 
 
 def _leave(ta):
-    """Argument cleanup: take over the class's element shape from the struct and unlock the array.
+    """Argument cleanup: take over the class's element shape, forget the entry, unlock the array.
 
-    An exception during the sync (a ``KeyboardInterrupt`` arriving there) does not leave
-    it half done: the sync runs again, then the exception goes on (Numba reports an
-    exception raised in an argument's cleanup as a ``SystemError`` whose cause it is).
-    An argument whose lock the call gave back while it waited for another one's
-    (:func:`_wait_in_order`, interrupted) is only forgotten.
+    Every step can run again after an exception (a ``KeyboardInterrupt`` landing anywhere,
+    at the function's entry included): the cleanup code calls it again until it returns
+    (:func:`_emit_leave`), then raises the first exception.  The sync is computed first and
+    committed by one statement; the entry is removed once; ``held`` is cleared and the lock
+    released last, with no call between them.  An argument whose lock the call gave back while
+    it waited for another one's (:func:`_wait_in_order`, interrupted), or which an earlier
+    attempt already left, is only forgotten.
     """
     storage = ta._handle._storage
     me = _get_ident()
@@ -547,25 +562,51 @@ def _leave(ta):
         _drop(storage, _thread())
         return
     call = storage._jit
+    if storage.hdr[H.CES_CHANGED]:
+        _sync(storage, ta, call)
     stack = call.stack
-    k = len(stack) - 1
-    while stack[k][0] is not storage:  # (its entry: the last one, unless the call took several)
-        k -= 1
-    try:
-        if storage.hdr[H.CES_CHANGED]:
-            try:
-                _sync(storage, ta, call)
-            except BaseException:
-                _sync(storage, ta, call)
-                raise
-    finally:
-        del stack[k]
-        storage.held = None
-        storage.lock.release()
+    for k in range(len(stack) - 1, -1, -1):  # (its entry: the last one, unless the call took several)
+        if stack[k][0] is storage:
+            del stack[k]
+            break
     if not stack:
         _HOLDERS.discard(me)
     if _ANY_WANTED[0]:  # the call took a serial path for want of a parallel kernel: loaded for the next one
         _ckernels.load_wanted()
+    storage.held = None  # the last two steps: no signal handler runs between them (no call between them),
+    storage.lock.release()  # and one that runs after the release finds the array left at the next attempt
+
+
+_LEAVE_TRIES = 100  # calls of _leave a cleanup makes before it gives up (each interrupted: a signal storm)
+
+
+def _emit_leave(c, obj):
+    """Emit an argument's cleanup: :func:`_leave` until it returns (at most :data:`_LEAVE_TRIES` times).
+
+    The first exception ``_leave`` raised is kept and set again at the end (the caller sees
+    that ``KeyboardInterrupt``); the later ones are cleared.
+    """
+    b, api = c.builder, c.pyapi
+    pty, pval, ptb = (cgutils.alloca_once_value(b, api.get_null_object()) for _ in range(3))
+    tries = cgutils.alloca_once_value(b, ir.Constant(ir.IntType(32), 0))
+    loop, done = b.append_basic_block("leave.call"), b.append_basic_block("leave.done")
+    b.branch(loop)
+    b.position_at_end(loop)
+    r = api.call_function_objargs(_function(c, _leave), [obj])
+    n = b.add(b.load(tries), ir.Constant(ir.IntType(32), 1))
+    b.store(n, tries)
+    raised = cgutils.is_null(b, r)
+    with b.if_then(raised, likely=False):
+        with b.if_else(cgutils.is_null(b, b.load(pty))) as (first, later):
+            with first:
+                api.err_fetch(pty, pval, ptb)
+            with later:
+                api.err_clear()
+    api.decref(r)  # (None, or NULL)
+    b.cbranch(b.and_(raised, b.icmp_signed("<", n, ir.Constant(ir.IntType(32), _LEAVE_TRIES))), loop, done)
+    b.position_at_end(done)
+    with b.if_then(cgutils.is_not_null(b, b.load(pty)), likely=False):
+        api.err_restore(b.load(pty), b.load(pval), b.load(ptb))
 
 
 def _after_fork_in_child():
@@ -656,8 +697,7 @@ def _unbox(typ, obj, c):
             # Python code must not run with an exception pending (another argument's unboxing may
             # have failed): the pending one is set aside and restored, unless _leave raises its own
             with c.pyapi.err_push(keep_new=True):
-                res = c.pyapi.call_function_objargs(_function(c, _leave), [obj])
-                c.pyapi.decref(res)  # _leave returns None; an exception in it is left for the caller to see
+                _emit_leave(c, obj)  # an exception _leave raised is left for the caller to see
 
     return NativeValue(sr._getvalue(), is_error=failed, cleanup=cleanup)
 
