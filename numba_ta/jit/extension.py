@@ -565,10 +565,11 @@ def _leave(ta):
     if storage.hdr[H.CES_CHANGED]:
         _sync(storage, ta, call)
     stack = call.stack
-    for k in range(len(stack) - 1, -1, -1):  # (its entry: the last one, unless the call took several)
-        if stack[k][0] is storage:
-            del stack[k]
-            break
+    k = len(stack) - 1
+    while k >= 0 and stack[k][0] is not storage:  # (its entry: the last one, unless the call took several)
+        k -= 1
+    if k >= 0:  # (not found: an earlier attempt removed it)
+        del stack[k]
     if not stack:
         _HOLDERS.discard(me)
     if _ANY_WANTED[0]:  # the call took a serial path for want of a parallel kernel: loaded for the next one
