@@ -10,7 +10,9 @@ with a timeout, so a deadlock fails the test instead of hanging the run.
 
 from __future__ import annotations
 
+import dis
 import itertools
+import sys
 import threading
 import time
 
@@ -310,3 +312,96 @@ def test_an_interrupted_call_leaves_a_given_back_lock_to_the_thread_that_took_it
     _unlocked(a, b)
     assert _sum2(a, b, 1) == _sum2(b, a, 1)
     assert not _jit._HOLDERS
+
+
+class _AtSignalPoints:
+    """A tracing function raising ``KeyboardInterrupt`` at the ``k``-th point of ``extension.py`` where a signal lands.
+
+    CPython runs signal handlers at a function's start, after a call returns and at a loop's
+    jump back, nowhere else (an attribute store or a load runs no handler): those are the
+    points counted, in frames of ``numba_ta/jit/extension.py`` only.  ``k=0`` only counts.
+    """
+
+    def __init__(self, k):
+        self.k, self.count, self.where = k, 0, None
+
+    def _point(self, frame):
+        self.count += 1
+        if self.count == self.k:
+            self.where = f"{frame.f_code.co_name}:{frame.f_lineno}"
+            raise KeyboardInterrupt(self.where)
+
+    def trace(self, frame, event, arg):
+        code = frame.f_code
+        if code.co_filename != _jit.__file__:
+            return None
+        frame.f_trace_opcodes, frame.f_trace_lines = True, False
+        after = {
+            i.offset for i in dis.get_instructions(code) if i.opname.startswith(("CALL", "JUMP_BACKWARD"))
+        }
+        prev = [None]
+        self._point(frame)  # the function's start
+
+        def local(frame, event, arg):
+            if event == "opcode":
+                last, prev[0] = prev[0], frame.f_lasti
+                if last in after:
+                    self._point(frame)
+            return local
+
+        return local
+
+
+def _hold_raw(storage, main, stop):
+    """Hold ``storage``'s lock as a compiled call of this thread would, until ``main`` waits for it or ``stop``."""
+    storage.lock.acquire()
+    storage.held = threading.get_ident()
+    while not stop.is_set() and _jit._WAITING.get(main) is not storage:
+        time.sleep(0.0002)
+    storage.held = None
+    storage.lock.release()
+
+
+def test_an_interrupt_at_any_point_of_a_busy_entry_leaves_no_lock_behind():
+    """Unboxing ``earlier`` while another thread holds it, with ``later`` already entered: Ctrl-C anywhere.
+
+    The entry gives ``later`` back, waits for ``earlier``, takes it and retakes ``later``; a
+    KeyboardInterrupt at each point where a signal can land in that code, in turn, then the
+    cleanup Numba's wrapper runs (``_leave`` of the arguments it unboxed): every lock is free
+    and nothing is left in the thread's entries, whether the entry finished or not.
+    """
+    a, b = _array(0.0), _array(10.0)
+    later, earlier = (a, b) if id(a.handle._storage) > id(b.handle._storage) else (b, a)
+    main = threading.get_ident()
+    k, interrupted = 0, []
+    while True:
+        k += 1
+        stop = threading.Event()
+        holder = threading.Thread(target=_hold_raw, args=(earlier.handle._storage, main, stop), daemon=True)
+        holder.start()
+        while earlier.handle._storage.held is None:
+            time.sleep(0.0002)
+        _jit._enter_meminfo(later)  # the call's first argument: taken at once
+        tracer = _AtSignalPoints(k)
+        sys.settrace(tracer.trace)
+        try:
+            _jit._enter_meminfo(earlier)  # busy: the slow path
+            entered = (later, earlier)
+        except KeyboardInterrupt:
+            entered = (later,)  # the wrapper cleans up the arguments it unboxed before the failure
+        finally:
+            sys.settrace(None)
+        stop.set()
+        holder.join(TIMEOUT)
+        assert not holder.is_alive()
+        for ta in entered:
+            _jit._leave(ta)
+        where = tracer.where or "no interrupt"
+        for ta in (a, b):
+            s = ta.handle._storage
+            assert not s.lock.locked() and s.held is None, f"{ta.handle.name} left locked ({where})"
+        assert not _jit._thread().stack and main not in _jit._HOLDERS, where
+        if tracer.where is None:
+            break
+        interrupted.append(tracer.where)
+    assert len(interrupted) > 10 and any(w.startswith("_acquire_checking_cycles") for w in interrupted)

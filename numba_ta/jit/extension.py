@@ -337,8 +337,13 @@ _wait_lock = threading.Lock()  # guards _WAITING's reads across threads
 _POLL = 0.05  # seconds between a waiting thread's checks for a cycle
 _ANY_WANTED = _ckernels.TABLE.data[_ckernels.ANY : _ckernels.ANY + 1]  # nonzero: the engine wanted a kernel
 _get_ident = threading.get_ident
-_ACQUIRE = type(threading.Lock()).acquire  # the lock type's acquire(lock, blocking), for map() in _enter_meminfo
-_NO_WAIT = (False,)
+# A lock taken so that the code after it knows whether it has it, whatever signal handler raises:
+# got.extend(filter(None, map(_ACQUIRE, (lock,), ...))) runs the acquire and appends True to `got`
+# if it took the lock, in C, where no signal handler runs (after `taken = lock.acquire()`, one
+# could raise before the store and leave the lock taken with nobody knowing).
+_ACQUIRE = type(threading.Lock()).acquire  # the lock type's acquire(lock, blocking[, timeout])
+_NO_WAIT = (False,)  # map()'s argument lists of acquire: blocking=False
+_POLL_WAIT = ((True,), (_POLL,))  # blocking=True, timeout=_POLL
 
 
 def _thread():
@@ -408,15 +413,11 @@ def _enter_meminfo(ta):
         thread = _tls.calls
     except AttributeError:
         thread = _thread()
-    got: list = []  # [whether this thread took the lock]
+    got: list = []  # [True] once this thread took the lock (see _ACQUIRE)
     try:
-        # extend() calls acquire and appends its result in C, where no signal handler runs: the
-        # handler below knows whether the lock is this thread's (after `taken = lock.acquire()` a
-        # handler could raise before the store)
-        got.extend(map(_ACQUIRE, (storage.lock,), _NO_WAIT))
-        if not got[0]:
-            _wait_in_order(storage, thread)  # returns holding the lock, or raises not holding it
-            got[0] = True  # (an interrupt just before this store: the busy path's one window)
+        got.extend(filter(None, map(_ACQUIRE, (storage.lock,), _NO_WAIT)))
+        if not got:
+            _wait_in_order(storage, thread, got)
         call = storage._jit
         if call is None:
             call = _first_call(storage)
@@ -430,7 +431,7 @@ def _enter_meminfo(ta):
             call.ta = weakref.ref(ta)
         return call.meminfo
     except BaseException:
-        if got and got[0]:
+        if got:
             storage.held = None  # (no signal handler runs between these two: no call between them)
             storage.lock.release()
         _drop(storage, thread)
@@ -450,16 +451,18 @@ def _drop(storage, thread):
         _HOLDERS.discard(thread.ident)
 
 
-def _wait_in_order(storage, thread):
+def _wait_in_order(storage, thread, got):
     """Take ``storage``'s busy lock without a deadlock: give back this call's later locks, wait, retake them.
 
     This call's entries (the current epoch) whose Storage comes after ``storage`` in the order
     are released first (their ``held`` cleared first, so their cleanup does not release them) and
-    taken again, in order, once ``storage``'s lock is held.  While it waits, the thread checks every
+    taken again, in order, once ``storage``'s lock is held; True is appended to ``got`` (the
+    caller's) the moment it is (see :data:`_ACQUIRE`).  While it waits, the thread checks every
     :data:`_POLL` seconds whether its wait closes a cycle through locks of outer calls it cannot
     give back; then it raises RuntimeError (the thread of the cycle with the largest ident does,
-    the others go on waiting).  Signals are handled as usual while it waits: a KeyboardInterrupt
-    leaves every entry marked as it is (held or given back) and the lock not taken.
+    the others go on waiting).  Signals are handled as usual while it waits: whatever a handler
+    raises, each entry is marked as it is (held, or given back and not this thread's), and
+    ``got`` says whether ``storage``'s lock is taken.
     """
     me, epoch = thread.ident, thread.epoch
     later = []
@@ -468,22 +471,20 @@ def _wait_in_order(storage, thread):
             later.append(e)
     later.sort(key=_order)
     for e in reversed(later):
-        e[0].held = None  # given back: marked first, so an interrupt cannot leave it released but marked held
+        e[0].held = None  # given back: marked first, and no signal handler runs between the two (no call)
         e[0].lock.release()
-    _acquire_checking_cycles(storage, me)
-    try:
-        for s, ta, _ in later:
-            _acquire_checking_cycles(s, me)
-            try:
-                _prepare(s, ta, s._jit)
-                s._jit.stack = thread.stack
-            except BaseException:
-                s.lock.release()
-                raise
+    _acquire_checking_cycles(storage, me, got)
+    for s, ta, _ in later:
+        taken: list = []
+        try:
+            _acquire_checking_cycles(s, me, taken)
+            _prepare(s, ta, s._jit)
+            s._jit.stack = thread.stack
             s.held = me
-    except BaseException:
-        storage.lock.release()
-        raise
+        except BaseException:
+            if taken and s.held != me:  # taken, not marked: the cleanup would not release it
+                s.lock.release()
+            raise
 
 
 def _order(entry):
@@ -491,14 +492,18 @@ def _order(entry):
     return id(entry[0])
 
 
-def _acquire_checking_cycles(storage, me):
-    """Wait for ``storage``'s lock; raise RuntimeError when the wait would close a cycle of waits."""
+def _acquire_checking_cycles(storage, me, got):
+    """Wait for ``storage``'s lock (True appended to ``got`` once taken); RuntimeError when the wait closes a cycle."""
     lock = storage.lock
-    if lock.acquire(False):
+    got.extend(filter(None, map(_ACQUIRE, (lock,), _NO_WAIT)))
+    if got:
         return
     _WAITING[me] = storage
     try:
-        while not lock.acquire(timeout=_POLL):
+        while True:
+            got.extend(filter(None, map(_ACQUIRE, (lock,), *_POLL_WAIT)))
+            if got:
+                return
             cycle = _cycle_from(storage, me)
             if cycle and me == max(cycle):
                 raise RuntimeError(
