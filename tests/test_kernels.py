@@ -134,8 +134,12 @@ def test_every_kernel_is_decorated_by_the_helper():
 
 
 @pytest.mark.skipif(numba.config.DISABLE_JIT, reason="NUMBA_DISABLE_JIT=1: nothing is cached")
-def test_kernel_without_cache_locator_compiles_uncached_and_warns_once(monkeypatch):
-    """Where Numba cannot cache (it raises at decoration), the helper compiles without the cache, warning once."""
+def test_kernel_without_cache_locator_compiles_uncached_and_warns_once(monkeypatch, tmp_path):
+    """Where Numba cannot cache (it raises at decoration), the helper compiles without the cache, warning once.
+
+    (Without shipped code: a checkout may hold a ``numba_ta/_compiled`` folder, as CI's does.)
+    """
+    monkeypatch.setattr(_cache, "SHIPPED_DIR", tmp_path / "no-shipped-folder")
     monkeypatch.setattr(_kernels, "_warned_no_cache", False)
     monkeypatch.setattr(_kernels, "_KERNELS", [])
     with pytest.raises(RuntimeError, match="no locator available"):
