@@ -80,9 +80,7 @@ result computed from elements that the op already cleared.  Two methods check it
 
 from __future__ import annotations
 
-import faulthandler
 import functools
-import gc
 import json
 import math
 import os
@@ -102,7 +100,7 @@ from numba_ta import TensorArray, raw_ops
 from numba_ta.core import header as H
 from numba_ta.errors import OpError
 from numba_ta.tensor_array import registry as _registry
-from tests.helpers.interrupts import Interrupter, in_numba_ta, summary
+from tests.helpers.interrupts import Alarms, Interrupter, in_numba_ta, summary
 from tests.helpers.interrupts import chain as _chain
 from tests.helpers.interrupts import drop as _drop
 from tests.helpers.storage_view import C, D, R, W, valid_bits
@@ -1475,14 +1473,6 @@ def test_sigalrm_keyboardinterrupt_stress_random_ops_all_or_nothing():
     if threading.current_thread() is not threading.main_thread():
         pytest.skip("signal handlers run in the main thread only")
     run = StressRun(seed=20260611)
-    armed = [False]
-    fired = [0]
-
-    def on_alarm(signum, frame):
-        fired[0] += 1
-        if armed[0]:
-            raise KeyboardInterrupt("SIGALRM")
-
     # load every kernel first: an interrupt inside numba's first load is the test above's subject
     warm = StressRun(seed=1)
     arrs = _make_stress_arrays(warm)
@@ -1493,15 +1483,9 @@ def test_sigalrm_keyboardinterrupt_stress_random_ops_all_or_nothing():
         except OpError:
             pass
     del arrs, warm
-    # other libraries' gc callbacks (distributed installs one) are Python code that runs at any
-    # allocation: an interrupt landing there is swallowed by Python ("ignored"), not numba_ta's to test
-    foreign_gc_callbacks = gc.callbacks[:]
-    gc.callbacks.clear()
-    old_handler = signal.signal(signal.SIGALRM, on_alarm)
-    faulthandler.dump_traceback_later(120, exit=True)  # safety net: a hang dumps tracebacks and exits
     t_end = time.monotonic() + 4.0
     batches = 0
-    try:
+    with Alarms() as alarms:
         while time.monotonic() < t_end and run.stats["ops"] < 60_000 and len(run.problems) + len(run.unexpected) < 40:
             batches += 1
             arrs = _make_stress_arrays(run)
@@ -1517,14 +1501,8 @@ def test_sigalrm_keyboardinterrupt_stress_random_ops_all_or_nothing():
                 run.stats["ops"] += 1
                 result = None
                 outcome = "ok"
-                armed[0] = True
                 try:
-                    try:
-                        signal.setitimer(signal.ITIMER_REAL, delay)
-                        result = fn()
-                    finally:
-                        armed[0] = False
-                        signal.setitimer(signal.ITIMER_REAL, 0)
+                    result = alarms.call(delay, fn)
                 except KeyboardInterrupt as e:
                     outcome = "interrupted"
                     run.stats["interrupted"] += 1
@@ -1548,14 +1526,8 @@ def test_sigalrm_keyboardinterrupt_stress_random_ops_all_or_nothing():
                 _check_usable(run, a)
             for a in arrs:
                 raw_ops.TensorArrayCloseV3(handle=a.handle)
-    finally:
-        armed[0] = False
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old_handler)
-        gc.callbacks[:] = foreign_gc_callbacks
-        faulthandler.cancel_dump_traceback_later()
     summary = (
-        f"{batches} batches, {run.stats}, {fired[0]} alarms, interrupts landed on "
+        f"{batches} batches, {run.stats}, {alarms.fired} alarms ({alarms.lost} lost), interrupts landed on "
         f"{len(run.sites - {None})} distinct numba_ta lines"
     )
     print(summary)
@@ -1707,34 +1679,16 @@ def test_signal_during_parallel_kernel_arrives_as_keyboardinterrupt_all_or_nothi
         op()
     op_time = (time.perf_counter() - t) / 20  # to spread the signals over the op (no assertion on it)
     rng = random.Random(34)
-    armed = [False]
-    fired = [0]
-
-    def on_alarm(signum, frame):
-        if armed[0]:
-            fired[0] += 1
-            raise KeyboardInterrupt("SIGALRM")
-
-    foreign_gc_callbacks = gc.callbacks[:]  # Python code at any allocation: not numba_ta's to test
-    gc.callbacks.clear()
-    old_handler = signal.signal(signal.SIGALRM, on_alarm)
-    faulthandler.dump_traceback_later(120, exit=True)
     trials, interrupted, done_anyway = 600, 0, 0
     wrong, bad = [], []
-    try:
+    with Alarms() as alarms:
         for trial in range(trials):
             c, op = fresh()
             result = None
             outcome = "done"
             delay = rng.uniform(1e-6, 1.5 * op_time + 2e-6)
             try:
-                armed[0] = True
-                try:
-                    signal.setitimer(signal.ITIMER_REAL, delay)
-                    result = op()
-                finally:
-                    armed[0] = False
-                    signal.setitimer(signal.ITIMER_REAL, 0)
+                result = alarms.call(delay, op)
             except KeyboardInterrupt as e:
                 outcome = "interrupted"
                 interrupted += 1
@@ -1760,14 +1714,8 @@ def test_signal_during_parallel_kernel_arrives_as_keyboardinterrupt_all_or_nothi
                 bad.append(f"trial {trial} ({outcome}): neither as before nor as after: {diff}")
             elif outcome == "done":
                 bad.append(f"trial {trial}: completed but the array is as before")
-    finally:
-        armed[0] = False
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old_handler)
-        gc.callbacks[:] = foreign_gc_callbacks
-        faulthandler.cancel_dump_traceback_later()
     summary_line = (
-        f"{name}: {trials} trials, {fired[0]} alarms, {interrupted} interrupted "
+        f"{name}: {trials} trials, {alarms.fired} alarms ({alarms.lost} lost), {interrupted} interrupted "
         f"({done_anyway} of them after the commit), {len(wrong)} other exceptions, {len(bad)} bad states"
     )
     print(summary_line)
@@ -1833,28 +1781,11 @@ def test_signal_while_compiled_code_calls_python_arrives_as_keyboardinterrupt(na
         run()
     op_time = (time.perf_counter() - t) / 20
     rng = random.Random(37)
-    armed, fired = [False], [0]
-
-    def on_alarm(signum, frame):
-        if armed[0]:
-            fired[0] += 1
-            raise KeyboardInterrupt("SIGALRM")
-
-    foreign_gc_callbacks = gc.callbacks[:]
-    gc.callbacks.clear()
-    old_handler = signal.signal(signal.SIGALRM, on_alarm)
-    faulthandler.dump_traceback_later(120, exit=True)
     trials, interrupted, wrong = 600, 0, []
-    try:
+    with Alarms() as alarms:
         for trial in range(trials):
             try:
-                armed[0] = True
-                try:
-                    signal.setitimer(signal.ITIMER_REAL, rng.uniform(1e-6, 1.5 * op_time + 2e-6))
-                    got = run()
-                finally:
-                    armed[0] = False
-                    signal.setitimer(signal.ITIMER_REAL, 0)
+                got = alarms.call(rng.uniform(1e-6, 1.5 * op_time + 2e-6), run)
                 if got != want:
                     wrong.append(f"trial {trial}: {got!r}, not {want!r}")
             except KeyboardInterrupt as e:
@@ -1866,13 +1797,8 @@ def test_signal_while_compiled_code_calls_python_arrives_as_keyboardinterrupt(na
             for ta in made:  # the call's cleanup ran whole: the argument unlocked, not marked held
                 if ta.handle._storage.lock.locked() or ta.handle._storage.held is not None:
                     wrong.append(f"trial {trial}: {ta.handle.name} left locked")
-    finally:
-        armed[0] = False
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old_handler)
-        gc.callbacks[:] = foreign_gc_callbacks
-        faulthandler.cancel_dump_traceback_later()
-    line = f"{name}: {trials} trials, {fired[0]} alarms, {interrupted} interrupted, {len(wrong)} wrong"
+    line = f"{name}: {trials} trials, {alarms.fired} alarms ({alarms.lost} lost), {interrupted} interrupted, "
+    line += f"{len(wrong)} wrong"
     print(line)
     assert not wrong, "\n".join([line, *wrong[:5]])
     assert interrupted > 0, line

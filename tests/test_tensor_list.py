@@ -16,6 +16,7 @@ import pytest
 import numba_ta
 from numba_ta import raw_ops as R
 from numba_ta.errors import InvalidArgumentError
+from numba_ta.tensor_list import store as _store
 
 F32 = np.float32
 
@@ -40,8 +41,18 @@ def test_a_loop_that_drops_its_handles_shares_one_storage_and_keeps_no_undo_log(
     for k in range(200):
         h = R.TensorListPushBack(input_handle=h, tensor=np.full(2, k, F32))
     assert h._store is first  # no copy was made
-    assert len(first.log) == 0  # the freed handles let the log go
-    np.testing.assert_array_equal(_stack(h)[:, 0], np.arange(200, dtype=F32))
+    # the pushes drop the entries the freed handles needed once more than _KEPT of them are kept:
+    # what is left is at most that many entries, and released ones awaiting a rebuild
+    assert len(first.log) <= 2 * _store._COMPACT + _store._KEPT + 1
+    held = sum(e is not None for e in first.log)
+    assert 1 <= held <= _store._KEPT + 1 and len(first.alive) == held + 1
+    for k in range(200, 200 + _store._KEPT + 1):
+        h = R.TensorListPushBack(input_handle=h, tensor=np.full(2, k, F32))
+        held_now = sum(e is not None for e in first.log)
+        assert held_now <= _store._KEPT + 1
+        assert held_now <= held or held_now == held + 1
+        held = held_now
+    np.testing.assert_array_equal(_stack(h)[:, 0], np.arange(200 + _store._KEPT + 1, dtype=F32))
 
 
 def test_freeing_kept_versions_oldest_first_releases_their_entries_and_bounds_the_log():
@@ -51,6 +62,8 @@ def test_freeing_kept_versions_oldest_first_releases_their_entries_and_bounds_th
     store = versions[-1]._store
     for k in range(599):
         versions[k] = None  # versions k + 1 ... 600 stay alive
+        assert store.first == k  # nothing runs when a handle is freed
+        store.prune()  # (what the next op that makes a version does)
         assert store.first == k + 1
         released = store.first - store.base  # the entries no live handle needs, kept as None until a rebuild
         assert all(e is None for e in list(store.log)[:released])
@@ -58,6 +71,7 @@ def test_freeing_kept_versions_oldest_first_releases_their_entries_and_bounds_th
         assert len(store.log) <= 2 * (600 - k) + 32  # rebuilt once half of it is released
     np.testing.assert_array_equal(_stack(versions[599])[:, 0], np.arange(599, dtype=F32))
     versions[599] = None
+    store.prune()
     assert len(store.log) == 0  # only the newest version is alive: nothing to undo
 
 
@@ -209,7 +223,9 @@ def test_freed_old_versions_let_the_log_go():
     assert len(h._store.log) == 10
     del keep
     gc.collect()
-    assert len(h._store.log) == 0
+    assert len(h._store.log) == 10  # nothing runs when a handle is freed
+    h = R.TensorListPushBack(input_handle=h, tensor=np.full(1, 10, F32))  # the next op prunes (> _KEPT kept)
+    assert sum(e is not None for e in h._store.log) == 1  # the entry h's input needs, until a later prune
 
 
 def test_an_op_of_several_changes_that_fails_half_way_changes_nothing(monkeypatch):

@@ -257,7 +257,10 @@ def set_numba_type(cls: type, getter: property) -> None:
     Numba's dispatcher types an argument with a ``_numba_type_`` attribute without leaving
     C (``typeof_pyval`` and ``typeof_impl`` are not called).  Tested on 0.59.1, 0.60.0,
     0.68.1: read the same way on each; a Numba without it would fall back to
-    ``typeof_impl`` (the same type, slower).
+    ``typeof_impl`` (the same type, slower).  Numba reads it with ``PyObject_HasAttr``
+    first, which clears whatever the attribute raises (then asks ``typeof_pyval``): an
+    exception raised in a Python getter, a ``KeyboardInterrupt`` of a signal included, is
+    lost there.  A getter that runs no Python code (``operator.attrgetter``) cannot lose one.
 
     Parameters
     ----------

@@ -48,6 +48,7 @@ Python object with the same fields.
 
 from __future__ import annotations
 
+import operator
 import sys
 
 import numpy as np
@@ -114,6 +115,13 @@ class StateType(types.StructRef):
 
 class StateProxy(structref.StructRefProxy):
     """A Python reference to a state struct (held by the Python layer; never seen by users)."""
+
+
+# Numba's dispatcher reads an argument's ``_numba_type_`` in C with ``PyObject_HasAttr``, which
+# clears any exception the attribute raises: a KeyboardInterrupt that lands in StructRefProxy's
+# Python property (every engine call passes a state) was lost, and the call went on.  The same
+# attribute as a C getter runs no Python code, so no signal handler can run inside it.
+_numba_compat.set_numba_type(StateProxy, property(operator.attrgetter("_type")))
 
 
 FIELDS = ("data", "state", "shape_id", "offsets", "hdr", "dims", "starts", "items", "es", "ces", "name", "err")

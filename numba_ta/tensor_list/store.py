@@ -15,9 +15,12 @@ will be used again.  It uses *versions* instead (Baker's shallow binding):
 * Using a stale handle *materializes* it: the storage is copied and the log
   undone back to its version, into a storage of its own (O(size)).  Using it is
   the only thing that costs: ``l = op(l)`` loops never do.
-* A handle that is freed tells its storage; log entries that no living handle
-  can need any more are dropped, so a loop that drops its old handles keeps a
-  log of a few entries.
+* The storage keeps a weak reference to the one handle of each version; the
+  ops that make versions drop the log entries that no living handle can need
+  any more (:meth:`_Store.prune`, once more than :data:`_KEPT` are kept), so a
+  loop that drops its old handles keeps a log of a few entries.  Nothing runs
+  when a handle is freed: no finalizer, so no ``KeyboardInterrupt`` is ever
+  swallowed there.
 
 How an op commits (:meth:`NumericStore.set`, ``resize``, :meth:`_Store.change_many`): the
 new version's undo entry goes into the log *before* the storage changes, and appending it
@@ -27,7 +30,7 @@ restores values (it does not reverse a delta), so it undoes a change made in ful
 or not at all.  So wherever an exception lands -- a signal's ``KeyboardInterrupt`` between
 any two statements included -- the input handle is already stale and reads its own version
 through the entry: an op's effect appears at once or not at all, with no handler that must
-run.  Dropping log entries (:meth:`_Store.forget`) releases each with one store (the log
+run.  Dropping log entries (:meth:`_Store.prune`) releases each with one store (the log
 keeps its length) and, once they are half of it, replaces the log and its base in one
 statement.
 
@@ -50,6 +53,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import weakref
 from collections import deque
 
 import numpy as np
@@ -196,18 +200,7 @@ class TensorListHandle:
     def __init__(self, store, version):
         self._store = store
         self._v = version
-        alive = store.alive
-        alive[version] = alive.get(version, 0) + 1
-
-    def __del__(self):
-        """Tell the storage this handle of its version is gone, so the log can drop what no handle needs.
-
-        Exceptions are swallowed: at interpreter shutdown the storage may be half torn down.
-        """
-        try:
-            self._store.forget(self._v)
-        except Exception:  # noqa: BLE001 - interpreter shutdown: nothing left to tidy
-            pass
+        store.alive[version] = _ref(self)  # (the ops make one handle per version: _Store.handle)
 
     @property
     def element_dtype(self):
@@ -265,6 +258,7 @@ def _rebuild(dtype, element_shape, max_num_elements, items):
 
 
 _new_handle = object.__new__
+_ref = weakref.ref
 
 
 def dtype_name(dtype):
@@ -288,6 +282,7 @@ def store_of(h):
 
 # --------------------------------------------------------------------------- storage
 _COMPACT = 32  # released log entries (None) a log keeps before it is rebuilt without them
+_KEPT = 8  # entries the log may keep for freed handles before an op prunes it (see _Store._new_version)
 
 
 class _Store:
@@ -299,8 +294,8 @@ class _Store:
         self.max_num_elements = max_num_elements
         self.base = 0  # the version the first log entry undoes to
         self.log = deque()  # log[k] undoes version base + k + 1 into base + k
-        self.first = 0  # the oldest version a live handle may need: the entries before it are None
-        self.alive = {}  # version -> live handles
+        self.first = 0  # no live handle is older (prune): the entries before it are None
+        self.alive = {}  # version -> weak reference to its handle (from first on; dead ones until a prune)
         self.ok_shape = None  # the shape of the last element stored (compatible with the element shape)
 
     @property
@@ -309,15 +304,30 @@ class _Store:
         return self.base + len(self.log)
 
     def handle(self):
-        """Return a new handle of the newest version."""
-        return TensorListHandle(self, self.ver)
+        """Return the handle of the newest version (the live one, else a new one): one handle per version."""
+        v = self.base + len(self.log)
+        r = self.alive.get(v)
+        h = None if r is None else r()
+        if h is None or h._store is not self:
+            h = TensorListHandle(self, v)
+        return h
 
-    def _new_version(self):
-        """Return the first handle of the newest version, just made by a change's append to the log."""
+    def _new_version(self, kept=_KEPT):
+        """Return the handle of the newest version, just made by a change's append to the log.
+
+        Then, when the log keeps more than ``kept`` entries (:data:`_KEPT`; 0 for an entry
+        holding an element's old bytes) and the oldest version it keeps them for has lost
+        its handle, the log is pruned (:meth:`prune`).
+        """
         v = self.base + len(self.log)
         h = _new_handle(TensorListHandle)  # (TensorListHandle(self, v), without the call)
         h._store, h._v = self, v
-        self.alive[v] = 1
+        alive = self.alive
+        alive[v] = _ref(h)
+        if v - self.first > kept:
+            oldest = alive.get(self.first)
+            if oldest is None or oldest() is None:
+                self.prune()
         return h
 
     def change_many(self, changes):
@@ -338,7 +348,7 @@ class _Store:
         except BaseException:
             self._drop(v)
             raise
-        return self._new_version()
+        return self._new_version(0)  # (its entries may hold old bytes: pruned at once)
 
     def _record(self, into, entry):
         """Append the undo ``entry`` where ``into`` says (:meth:`NumericStore.set`), before the change's first store."""
@@ -357,30 +367,36 @@ class _Store:
             self.undo(self.log[-1])
             self.log.pop()
 
-    def forget(self, version):
-        """Note that a handle of ``version`` was freed; drop the log entries no living handle needs."""
+    def prune(self):
+        """Drop the log entries no living handle needs: those before the oldest version with a live handle.
+
+        The ops that make a version call it (:meth:`_new_version`) when the handle of
+        :attr:`first` is gone; it looks at each version once, so it costs O(1) amortized
+        per version however many later ones are alive.  Released entries become None one
+        store each (the log's length, so the newest version, does not change); the log is
+        rebuilt once they are half of it.  Every step leaves a consistent storage: an
+        exception anywhere (a ``KeyboardInterrupt``) only leaves entries to release at the
+        next prune.
+        """
         alive = self.alive
-        left = alive[version] - 1
-        if left:
-            alive[version] = left
-            return
-        del alive[version]
-        first = self.first
-        if version != first and first in alive:  # (first not alive: an earlier forget was interrupted)
-            return
         log = self.log
         base = self.base
         top = base + len(log)
-        k = first + 1
-        while k < top and k not in alive:
+        first = k = self.first
+        while k < top:
+            r = alive.get(k)
+            if r is not None:
+                h = r()
+                if h is not None and h._store is self:  # (a materialized handle moved to a storage of its own)
+                    break
+                del alive[k]
             k += 1
+        if k == first:
+            return
         if k == top:  # no handle needs an entry (a loop that drops its old handles): an empty log
             # one statement: the base and the log move together (the newest version stays base + len(log))
             self.base, self.log, self.first = k, deque(), k
             return
-        # the entries no living handle needs are released one store each (the log's length, so the
-        # newest version, does not change); the log is rebuilt only once they are half of it, so a
-        # version freed costs O(1) amortized however many later versions are alive
         for j in range(first - base, k - base):
             log[j] = None
         self.first = k
@@ -392,13 +408,12 @@ class _Store:
         """Give the stale handle ``h`` a storage of its own holding its version; return it."""
         v = h._v
         copy = self.copy()
+        base, log = self.base, self.log
         for u in range(self.ver - 1, v - 1, -1):  # undo version u + 1 into u
-            # (base is read each time: a handle freed meanwhile, by the garbage collector, can drop
-            # entries below v and so move the log's start; the entries from v on stay, as h is alive)
-            copy.undo(self.log[u - self.base])
-        copy.alive[0] = 1
-        h._store, h._v = copy, 0
-        self.forget(v)
+            copy.undo(log[u - base])
+        copy.alive[0] = _ref(h)
+        h._store, h._v = copy, 0  # one statement: h moves (this storage's reference to it then counts no more)
+        self.alive.pop(v, None)
         return copy
 
 
@@ -655,11 +670,15 @@ class NumericStore(_Store):
                 self._offv[i], self._sidv[i], self._stv[i], h[H.SIZE] = i * self._fw, self._fsid, _FRESH, i + 1
             if into is not LOG:
                 return None
-            v = self.base + len(self.log)  # (self._new_version(), inline: the loops of pushes; read afresh:
-            # a handle the garbage collector frees meanwhile may have rebuilt the log)
+            v = self.base + len(self.log)  # (self._new_version(), inline: the loops of pushes)
             out = _new_handle(TensorListHandle)
             out._store, out._v = self, v
-            self.alive[v] = 1
+            alive = self.alive
+            alive[v] = _ref(out)
+            if v - self.first > _KEPT:
+                oldest = alive.get(self.first)
+                if oldest is None or oldest() is None:
+                    self.prune()
             return out
         self._views()
         old = (i, int(self._state[i]), int(self._sid[i]), int(self._off[i])) if i < n else None
@@ -677,7 +696,7 @@ class NumericStore(_Store):
             if target and target[-1] is entry:
                 target[-1] = (SET_ENTRY, n, old, None, -1)
         self._arm(value.shape)
-        return self._new_version() if into is LOG else None
+        return self._new_version(_KEPT if at[0] < 0 else 0) if into is LOG else None  # 0: it holds old bytes
 
     def resize(self, size, into=LOG):
         """Make the list ``size`` long (cut or unset elements added), its undo entry appended to ``into`` first.
@@ -702,7 +721,7 @@ class NumericStore(_Store):
             if into is LOG:
                 self._drop(v)
             raise error_of(self._s)
-        return self._new_version() if into is LOG else None
+        return self._new_version(_KEPT if cut is None else 0) if into is LOG else None  # 0: it holds the cut part
 
     def undo(self, entry):
         """Undo one log entry (on a copy being brought back to an older version, or a change that raised).
@@ -988,7 +1007,7 @@ class ObjectStore(_Store):
         if i >= n:
             items.extend([_UNSET] * (i + 1 - n))
         items[i] = value
-        return self._new_version() if into is LOG else None
+        return self._new_version(_KEPT if i >= n else 0) if into is LOG else None  # 0: it holds the old element
 
     def resize(self, size, into=LOG):
         """Make the list ``size`` long, cutting elements off the end or appending unset ones.
@@ -1009,7 +1028,7 @@ class ObjectStore(_Store):
             del items[size:]
         else:
             items.extend([_UNSET] * (size - n))
-        return self._new_version() if into is LOG else None
+        return self._new_version(_KEPT if size >= n else 0) if into is LOG else None  # 0: it holds the cut elements
 
     def undo(self, entry):
         """Undo one log entry (on a copy being brought back to an older version, or a change that raised).

@@ -19,10 +19,13 @@ storage.
 from __future__ import annotations
 
 import dis
+import faulthandler
 import functools
+import gc
 import importlib.util
 import linecache
 import os
+import signal
 import sys
 import traceback
 
@@ -257,3 +260,61 @@ def summary(name, points, failures, key, shown=None, limit=8):
             lines.append("  ...")
             break
     return "\n".join(lines)
+
+
+class Alarms:
+    """SIGALRM raising ``KeyboardInterrupt`` while armed: the signal-timer stress tests' set-up and tear-down.
+
+    A context manager (main thread only).  Inside it, :meth:`call` runs a callable with a
+    one-shot ``setitimer`` alarm a given delay after its start; the handler raises only while
+    that call runs (``armed``).  On entry the garbage collector's foreign callbacks (Python code
+    that runs at any allocation, such as distributed's: an interrupt landing there is
+    swallowed by Python, not the code under test's) are taken out, and a hang of 120 s dumps
+    the tracebacks and exits (``faulthandler``); on exit everything is put back.
+
+    Attributes
+    ----------
+    fired : int
+        The alarms that raised.
+    lost : int
+        The calls during which an alarm raised but which returned: its ``KeyboardInterrupt``
+        was swallowed on the way (by a finalizer, or by C code that clears errors).
+    """
+
+    def __init__(self):
+        self.armed = False
+        self.fired = 0
+        self.lost = 0
+
+    def _on_alarm(self, signum, frame):
+        if self.armed:
+            self.fired += 1
+            raise KeyboardInterrupt("SIGALRM")
+
+    def __enter__(self):
+        self._gc_callbacks = gc.callbacks[:]
+        gc.callbacks.clear()
+        self._old_handler = signal.signal(signal.SIGALRM, self._on_alarm)
+        faulthandler.dump_traceback_later(120, exit=True)
+        return self
+
+    def __exit__(self, *exc):
+        self.armed = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, self._old_handler)
+        gc.callbacks[:] = self._gc_callbacks
+        faulthandler.cancel_dump_traceback_later()
+
+    def call(self, delay, fn):
+        """Return ``fn()``, with an alarm ``delay`` seconds after its start (none left once it returns or raises)."""
+        fired = self.fired
+        self.armed = True
+        try:
+            signal.setitimer(signal.ITIMER_REAL, delay)
+            out = fn()
+        finally:
+            self.armed = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        if self.fired != fired:
+            self.lost += 1
+        return out
