@@ -1536,7 +1536,7 @@ def test_sigalrm_keyboardinterrupt_stress_random_ops_all_or_nothing():
         report += ["exceptions other than KeyboardInterrupt/OpError escaped ops:", *run.unexpected[:5]]
     if run.problems:
         report += ["inconsistent or unusable arrays:", *dict.fromkeys(run.problems[:40])]
-    assert not run.unexpected and not run.problems, "\n".join(report)
+    assert not run.unexpected and not run.problems and not alarms.lost, "\n".join(report)
     assert run.stats["interrupted"] > 0, f"no op was interrupted: {summary}"
 
 
@@ -1720,7 +1720,7 @@ def test_signal_during_parallel_kernel_arrives_as_keyboardinterrupt_all_or_nothi
     )
     print(summary_line)
     report = [summary_line, *wrong[:5], *bad[:5]]
-    assert not wrong and not bad, "\n".join(report)
+    assert not wrong and not bad and not alarms.lost, "\n".join(report)
     assert interrupted > 0, summary_line
 
 
@@ -1800,6 +1800,6 @@ def test_signal_while_compiled_code_calls_python_arrives_as_keyboardinterrupt(na
     line = f"{name}: {trials} trials, {alarms.fired} alarms ({alarms.lost} lost), {interrupted} interrupted, "
     line += f"{len(wrong)} wrong"
     print(line)
-    assert not wrong, "\n".join([line, *wrong[:5]])
+    assert not wrong and not alarms.lost, "\n".join([line, *wrong[:5]])
     assert interrupted > 0, line
     assert run() == want  # and the compiled function still works

@@ -434,10 +434,8 @@ def test_interrupt_while_leaving_a_compiled_call_leaves_the_array_done(monkeypat
         return real(proxy)
 
     monkeypatch.setattr(_jit, "_arrays_of", interrupted_once)
-    with pytest.raises(BaseException) as info:  # noqa: PT011 - KeyboardInterrupt, or Numba's SystemError from it
+    with pytest.raises(KeyboardInterrupt):  # delivered again by the cleanup (never a SystemError made of it)
         grow(b, rows)
-    err = info.value
-    assert isinstance(err, KeyboardInterrupt) or isinstance(err.__cause__, KeyboardInterrupt), repr(err)
     monkeypatch.setattr(_jit, "_arrays_of", real)
     assert b.handle._storage.lock.acquire(blocking=False)  # not left locked
     b.handle._storage.lock.release()

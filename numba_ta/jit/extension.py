@@ -53,7 +53,9 @@ an op returning an element of another rank than the type's raises
 
 from __future__ import annotations
 
+import operator
 import os
+import sys
 import threading
 import weakref
 
@@ -211,7 +213,8 @@ class _Call:
         self.meminfo = meminfo  # the state struct's meminfo (the struct is the array's for its life)
         self.ta = None  # a weak reference to the TensorArray object of the current call (for boxing)
         self.cell = None  # the class's element shape last copied into the struct's ces
-        self.type = None  # the array's Numba type, once its element shape (so its rank) is known
+        # .type: the array's Numba type, set once its element shape (so its rank) is known; unset before,
+        # so that TensorArray._numba_type_ (a C getter, _typeof_in_c) raises AttributeError
         self.stack = None  # the entries of the thread whose call holds the array (_Thread.stack)
 
 
@@ -239,8 +242,9 @@ def numba_type(ta):
     """
     storage = ta._handle._storage
     call = storage._jit
-    if call is not None and call.type is not None:
-        return call.type
+    t = getattr(call, "type", None)
+    if t is not None:
+        return t
     ndim = _rank(storage, ta)
     t = _TYPES.get((storage.dtype, ndim))
     if t is not None:
@@ -263,24 +267,10 @@ def numba_type(ta):
 def _typeof(val, c):
     """Numba's ``typeof`` of a TensorArray: :func:`numba_type` (the same type as argument and constant).
 
-    Every call of a compiled function with an array argument runs it (from Numba's
-    ``Dispatcher.typeof_pyval``): the type kept once the rank is fixed is returned here.
+    A call of a compiled function runs it (from Numba's ``Dispatcher.typeof_pyval``) for
+    an array argument whose type is not kept yet (:func:`_typeof_in_c`).
     """
-    return _type_of(val)
-
-
-def _type_of(ta):
-    """Return the Numba type of ``ta`` as an argument: the type kept once its rank is fixed, else :func:`numba_type`.
-
-    While any thread holds an array in a compiled call, it also moves this thread's epoch
-    on (:func:`_next_epoch`): the arrays unboxed next belong to a new call.
-    """
-    if _HOLDERS:
-        _next_epoch()
-    call = ta._handle._storage._jit
-    if call is not None and call.type is not None:
-        return call.type
-    return numba_type(ta)
+    return numba_type(val)
 
 
 def _typeof_in_c(cls):
@@ -289,11 +279,16 @@ def _typeof_in_c(cls):
     Numba's dispatcher types an argument that has ``_numba_type_`` without leaving C;
     any other argument goes through ``Dispatcher.typeof_pyval`` and :func:`_typeof`,
     about 0.7 us more per call of a compiled function (measured for a function returning
-    ``ta.size()``: 1.75 us without this attribute, 1.05 us with it).  The class's source knows nothing of
-    Numba: this property is set on it by :func:`init`, with the other registrations.
+    ``ta.size()``: 1.75 us without this attribute, 1.05 us with it).  The attribute is a C
+    getter of the type the array keeps once its rank is fixed (``_Call.type``), which raises
+    AttributeError before: then Numba asks :func:`_typeof`.  It runs no Python code, as it
+    must: Numba reads it with ``PyObject_HasAttr``, which clears what it raises, so a
+    KeyboardInterrupt landing in a Python getter was lost (``numba_compat.set_numba_type``).
+    The class's source knows nothing of Numba: this property is set on it by :func:`init`,
+    with the other registrations.
     """
-    doc = "The array's Numba type (set by numba_ta.jit.extension.init)."
-    _numba_compat.set_numba_type(cls, property(_type_of, doc=doc))
+    getter = property(operator.attrgetter("_handle._storage._jit.type"), doc="The array's Numba type (numba_ta.jit).")
+    _numba_compat.set_numba_type(cls, getter)
     return cls
 
 
@@ -309,29 +304,29 @@ _on_init(_typeof_in_c)(TensorArray)
 # them again in order.  A thread then only ever waits for a lock while holding lower ones of
 # its own call, and no cycle of waits can form.  The arrays of one call are told from those of
 # an outer call still running in the same thread (a compiled call made from objmode code) by
-# the typing Numba does before it unboxes: each thread's epoch moves on at every typeof of an
-# array while some thread holds one (_type_of), and a call's entries share their epoch.  An outer
-# call's locks cannot be given back (its code is running): a wait that would close a cycle
-# through them raises RuntimeError instead of hanging.
+# the Python frame that made the call (the unboxing runs in C, under the caller's frame): the
+# entries of one call share it, a call made from objmode code has the objmode block's, and
+# no two running calls of a thread have the same one.  An outer call's locks cannot be given
+# back (its code is running): a wait that would close a cycle through them raises RuntimeError
+# instead of hanging.
 #
-# A thread's entries are its _Thread's stack, innermost last: (storage, TensorArray object,
-# epoch) each.  An entry holds its array's lock while ``storage.held`` is the thread; a given-back
+# A thread's entries are its _Thread's stack, innermost last: (storage, TensorArray object, the
+# id of the calling frame) each.  An entry holds its array's lock while ``storage.held`` is the thread; a given-back
 # one has ``held`` None (or another thread's, once that one took the lock).  While it holds the
 # array, ``storage._jit.stack`` is the thread's stack, so the cleanup finds its entry with no
 # thread-local lookup.
 class _Thread:
-    """A thread's compiled calls: its entries (``stack``), its ``epoch`` and its ident."""
+    """A thread's compiled calls: its entries (``stack``) and its ident."""
 
-    __slots__ = ("stack", "epoch", "ident")
+    __slots__ = ("stack", "ident")
 
     def __init__(self):
-        self.stack = []  # (storage, ta, epoch) of the arrays this thread's calls hold or gave back
-        self.epoch = 0  # moved on by _type_of while some thread holds an array (a new call's typing)
+        self.stack = []  # (storage, ta, id of the calling frame) of the arrays its calls hold or gave back
         self.ident = threading.get_ident()
 
 
 _tls = threading.local()  # .calls: this thread's _Thread
-_HOLDERS: set = set()  # the threads holding an array in a compiled call (_type_of moves epochs only then)
+_getframe = sys._getframe
 _WAITING: dict = {}  # thread -> the Storage it waits for (the slow path's cycle check)
 _wait_lock = threading.Lock()  # guards _WAITING's reads across threads
 _POLL = 0.05  # seconds between a waiting thread's checks for a cycle
@@ -353,18 +348,6 @@ def _thread():
     except AttributeError:
         t = _tls.calls = _Thread()
         return t
-
-
-def _next_epoch():
-    """Start a new epoch: a typeof of an array while arrays are held, so the arrays unboxed next are a new call.
-
-    A thread that holds nothing but is still in :data:`_HOLDERS` (an interrupt between a
-    cleanup's release and its discard) is taken out: the mark only costs time, never safety.
-    """
-    thread = _thread()
-    thread.epoch += 1
-    if not thread.stack:
-        _HOLDERS.discard(thread.ident)
 
 
 def _prepare(storage, ta, call):
@@ -413,18 +396,18 @@ def _enter_meminfo(ta):
         thread = _tls.calls
     except AttributeError:
         thread = _thread()
+    caller = id(_getframe(1))  # the frame that called the compiled function: the call's mark on its entries
     got: list = []  # [True] once this thread took the lock (see _ACQUIRE)
     try:
         got.extend(filter(None, map(_ACQUIRE, (storage.lock,), _NO_WAIT)))
         if not got:
-            _wait_in_order(storage, thread, got)
+            _wait_in_order(storage, thread, got, caller)
         call = storage._jit
         if call is None:
             call = _first_call(storage)
         _prepare(storage, ta, call)
         stack = call.stack = thread.stack
-        stack.append((storage, ta, thread.epoch))
-        _HOLDERS.add(me)
+        stack.append((storage, ta, caller))
         storage.held = me
         ref = call.ta
         if ref is None or ref() is not ta:
@@ -447,14 +430,12 @@ def _drop(storage, thread):
             break
     if storage.held == thread.ident:
         storage.held = None
-    if not stack:
-        _HOLDERS.discard(thread.ident)
 
 
-def _wait_in_order(storage, thread, got):
+def _wait_in_order(storage, thread, got, caller):
     """Take ``storage``'s busy lock without a deadlock: give back this call's later locks, wait, retake them.
 
-    This call's entries (the current epoch) whose Storage comes after ``storage`` in the order
+    This call's entries (those of the calling frame ``caller``) whose Storage comes after ``storage`` in the order
     are released first (their ``held`` cleared first, so their cleanup does not release them) and
     taken again, in order, once ``storage``'s lock is held; True is appended to ``got`` (the
     caller's) the moment it is (see :data:`_ACQUIRE`).  While it waits, the thread checks every
@@ -464,10 +445,10 @@ def _wait_in_order(storage, thread, got):
     raises, each entry is marked as it is (held, or given back and not this thread's), and
     ``got`` says whether ``storage``'s lock is taken.
     """
-    me, epoch = thread.ident, thread.epoch
+    me = thread.ident
     later = []
     for e in thread.stack:  # (a loop, not a generator: an interrupt must reach the caller)
-        if e[2] == epoch and e[0].held == me and id(e[0]) > id(storage):
+        if e[2] == caller and e[0].held == me and id(e[0]) > id(storage):
             later.append(e)
     later.sort(key=_order)
     for e in reversed(later):
@@ -575,8 +556,6 @@ def _leave(ta):
         k -= 1
     if k >= 0:  # (not found: an earlier attempt removed it)
         del stack[k]
-    if not stack:
-        _HOLDERS.discard(me)
     if _ANY_WANTED[0]:  # the call took a serial path for want of a parallel kernel: loaded for the next one
         _ckernels.load_wanted()
     storage.held = None  # the last two steps: no signal handler runs between them (no call between them),
@@ -589,8 +568,11 @@ _LEAVE_TRIES = 100  # calls of _leave a cleanup makes before it gives up (each i
 def _emit_leave(c, obj):
     """Emit an argument's cleanup: :func:`_leave` until it returns (at most :data:`_LEAVE_TRIES` times).
 
-    The first exception ``_leave`` raised is kept and set again at the end (the caller sees
-    that ``KeyboardInterrupt``); the later ones are cleared.
+    The first exception ``_leave`` raised is kept, the later ones are cleared.  A kept
+    ``KeyboardInterrupt`` is delivered again as a SIGINT (``PyErr_SetInterrupt``: Python's
+    handler raises it at the caller's next instruction): set as the call's error it would be
+    replaced by the error the function itself raised (Numba's wrapper sets that after the
+    cleanup), or turned into a SystemError after a result.  Anything else is set again as is.
     """
     b, api = c.builder, c.pyapi
     pty, pval, ptb = (cgutils.alloca_once_value(b, api.get_null_object()) for _ in range(3))
@@ -612,14 +594,25 @@ def _emit_leave(c, obj):
     b.cbranch(b.and_(raised, b.icmp_signed("<", n, ir.Constant(ir.IntType(32), _LEAVE_TRIES))), loop, done)
     b.position_at_end(done)
     with b.if_then(cgutils.is_not_null(b, b.load(pty)), likely=False):
-        api.err_restore(b.load(pty), b.load(pval), b.load(ptb))
+        obj_t = api.pyobj
+        matches = cgutils.get_or_insert_function(
+            b.module, ir.FunctionType(ir.IntType(32), [obj_t, obj_t]), "PyErr_GivenExceptionMatches"
+        )
+        is_ki = b.call(matches, [b.load(pty), api.get_c_object("PyExc_KeyboardInterrupt")])
+        with b.if_else(cgutils.is_not_null(b, is_ki)) as (interrupt, other):
+            with interrupt:
+                for ptr in (pty, pval, ptb):
+                    api.decref(b.load(ptr))  # (Py_XDECREF: pval and ptb may be NULL)
+                void = ir.FunctionType(ir.VoidType(), [])
+                b.call(cgutils.get_or_insert_function(b.module, void, "PyErr_SetInterrupt"), [])
+            with other:
+                api.err_restore(b.load(pty), b.load(pval), b.load(ptb))
 
 
 def _after_fork_in_child():
     """Forget every hold and wait in a forked child: it runs no compiled call."""
     global _tls, _wait_lock
     _tls = threading.local()
-    _HOLDERS.clear()
     _WAITING.clear()
     _wait_lock = threading.Lock()
 
