@@ -396,7 +396,10 @@ def _enter_meminfo(ta):
         thread = _tls.calls
     except AttributeError:
         thread = _thread()
-    caller = id(_getframe(1))  # the frame that called the compiled function: the call's mark on its entries
+    try:
+        caller = id(_getframe(1))  # the frame that called the compiled function: the call's mark on its entries
+    except ValueError:  # called with no Python frame (from C code): one mark for all such calls
+        caller = 0
     got: list = []  # [True] once this thread took the lock (see _ACQUIRE)
     try:
         got.extend(filter(None, map(_ACQUIRE, (storage.lock,), _NO_WAIT)))
