@@ -516,6 +516,7 @@ def test_harness_catches_a_storage_change_committed_after_a_line_a_signal_can_hi
     assert any("marker = (MANY_ENTRY" in where for _, where, _ in rep.failures), rep.message()
 
 
+@pytest.mark.jit_only("the engine's steps are compiled code, which no signal handler interrupts")
 @pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs signal.setitimer")
 def test_every_alarm_during_a_loop_of_list_ops_arrives_as_keyboardinterrupt():
     """SIGALRM (a handler raising KeyboardInterrupt) at random moments of ``l = op(l)`` loops: never lost.
