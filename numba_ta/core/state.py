@@ -183,6 +183,32 @@ def borrow(typingctx, s, field):
     return sig, codegen
 
 
+# the array fields :func:`borrow_fields` returns, in its order
+BORROWED = ("hdr", "state", "data", "shape_id", "offsets", "dims", "starts", "ces")
+
+
+@intrinsic
+def borrow_fields(typingctx, s):
+    """``(pointer, item count)`` of each field of :data:`BORROWED` of the struct ``s``, flat in one tuple.
+
+    :func:`borrow` for the per-element fast paths of compiled code: a function that
+    takes this tuple instead of the struct takes no reference (its callers' reference
+    counting costs more than a row copy: an atomic add per reference).
+    """
+    fd = s.field_dict
+    sig = types.Tuple([t for n in BORROWED for t in (types.CPointer(fd[n].dtype), types.intp)])(s)
+
+    def codegen(context, builder, sig, args):
+        dataval = _numba_compat.struct_data(context, builder, sig.args[0], args[0])
+        values = []
+        for n in BORROWED:
+            ary = context.make_array(fd[n])(context, builder, value=getattr(dataval, n))
+            values += [ary.data, ary.nitems]
+        return context.make_tuple(builder, sig.return_type, values)
+
+    return sig, codegen
+
+
 @intrinsic
 def data_ptr(typingctx, a):
     """Return the data pointer of the array ``a`` (borrowed: valid while ``a`` is alive)."""
@@ -306,6 +332,10 @@ if getattr(config, "DISABLE_JIT", False):  # the engine runs as Python: a plain 
         """Return the struct's array ``field`` and its size (compiled: its data pointer, not a reference)."""
         a = getattr(s, field)
         return a, a.size
+
+    def borrow_fields(s):  # type: ignore[misc]  # noqa: F811
+        """Return each field of :data:`BORROWED` and its size, flat (compiled: data pointers)."""
+        return tuple(x for n in BORROWED for x in borrow(s, n))
 
     def data_ptr(a):  # type: ignore[misc]  # noqa: F811
         """Return the array ``a`` as a flat view (compiled: the pointer to its first item)."""

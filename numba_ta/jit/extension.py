@@ -92,7 +92,7 @@ from numba_ta.core.state import (
     StateProxy,
     StateType,
     advise_huge,
-    borrow,
+    borrow_fields,
     cast_ptr,
     data_ptr,
     dtype_code,
@@ -117,13 +117,13 @@ _NO_SIZE = MESSAGES["NT-class-no-size"][1]
 
 
 # --------------------------------------------------------------------------- registration
-_REGISTRATIONS: list = []  # (decorator, its arguments, the decorated object): what init() applies, in order
+_REGISTRATIONS: list = []  # (decorator, its arguments and keywords, the decorated object): what init() applies
 _init_lock = threading.Lock()
 _initialized = False
 
 
-def _on_init(decorator, *args):
-    """Decorate with ``decorator(*args)`` (``decorator`` itself without ``args``) when :func:`init` runs.
+def _on_init(decorator, *args, **kwargs):
+    """Decorate with ``decorator(*args, **kwargs)`` (``decorator`` itself without arguments) when :func:`init` runs.
 
     Importing this module registers nothing with Numba: every registration of the
     extension is written as a decorator here and recorded, and :func:`init` applies them
@@ -131,7 +131,7 @@ def _on_init(decorator, *args):
     """
 
     def record(obj):
-        _REGISTRATIONS.append((decorator, args, obj))
+        _REGISTRATIONS.append((decorator, args, kwargs, obj))
         return obj
 
     return record
@@ -153,8 +153,8 @@ def init() -> None:
     with _init_lock:
         if _initialized:
             return
-        for decorator, args, obj in _REGISTRATIONS:
-            (decorator(*args) if args else decorator)(obj)
+        for decorator, args, kwargs, obj in _REGISTRATIONS:
+            (decorator(*args, **kwargs) if args or kwargs else decorator)(obj)
         _initialized = True
 
 
@@ -813,58 +813,46 @@ _on_init(typeof_impl.register, TF2TensorArray)(
 
 
 @_on_init(register_jitable)
-def _shape_at(s, sid, ndim):
-    """``(start in dims, ok)``: where shape ``sid`` starts, and whether it has rank ``ndim`` (borrowed pointers)."""
-    stp, _ = borrow(s, "starts")
-    a = stp[sid]
-    return a, stp[sid + 1] - a == ndim
+def _fast_write(r, index, vp, vshape, itemsize, ndim):
+    """Write the dense value at ``vp`` (shape ``vshape``) at ``index`` if it takes the fast path; else return False.
 
-
-@_on_init(register_jitable)
-def _fast_write(s, index, value, ndim):
-    """Write ``value`` at ``index`` if it takes the fast path; return False (nothing done) if it does not.
-
-    The fast path: a dense row of the last shape written (``hdr[H.FASTSID]``, set by
-    a write that passed every check under the current element shape; a change of
-    the element shape clears it) into an unwritten slot within the buffer, with
-    the class's element shape already equal to the row's.  Then none of TF's
-    checks can fail, and the op is the row copy and its commit, through borrowed
-    pointers (no reference counting).
+    ``r`` is the struct's :func:`~numba_ta.core.state.borrow_fields`.  The fast path: a
+    row of the last shape written (``hdr[H.FASTSID]``, set by a write that passed every
+    check under the current element shape; a change of the element shape clears it)
+    into an unwritten slot within the buffer, with the class's element shape already
+    equal to the row's.  Then none of TF's checks can fail, and the op is the row copy
+    and its commit, through borrowed pointers: no reference is counted.
     """
-    h, _ = borrow(s, "hdr")
+    h, _, state, nst, bp, nb, ip, _, op, _, sp, _, stp, _, cp, nc = r
     sid = h[H.FASTSID]
     if sid < 0 or index < 0 or h[H.CLOSED]:
         return False
     w = h[H.WIDTH]
-    if value.size != w or not value.flags.c_contiguous:
+    size = 1
+    for k in range(ndim):
+        size *= vshape[k]
+    if size != w:
         return False
-    state, nst = borrow(s, "state")
     if index >= nst or index >= h[H.CAP] or state[index] != 0 or (index >= h[H.SIZE] and not h[H.DYN]):
         return False
-    bp, nb = borrow(s, "data")
-    dp = cast_ptr(bp, value)
     o = index * w
-    if (o + w) * value.itemsize > nb:  # (the value has the array's dtype)
+    if (o + w) * itemsize > nb:  # (the value has the array's dtype)
         return False
-    a, ok = _shape_at(s, sid, ndim)
-    if not ok:
+    a = stp[sid]
+    if stp[sid + 1] - a != ndim:
         return False
-    sp, _ = borrow(s, "dims")
-    cp, nc = borrow(s, "ces")
     known = h[H.CLASS_KNOWN]
     if (not known and h[H.INFER]) or (known and nc != ndim):
         return False
     for k in range(ndim):
-        d = value.shape[k]
+        d = vshape[k]
         if sp[a + k] != d:
             return False
         if known and cp[k] != d and (cp[k] >= 0 or h[H.INFER]):
             return False
-    vp = data_ptr(value)
+    dp = cast_ptr(bp, vp)
     for k in range(w):
         dp[o + k] = vp[k]
-    op, _ = borrow(s, "offsets")
-    ip, _ = borrow(s, "shape_id")
     op[index] = o
     ip[index] = sid
     state[index] = STORED
@@ -873,7 +861,16 @@ def _fast_write(s, index, value, ndim):
     return True
 
 
-@_on_init(overload_method, TensorArrayType, "write")
+@_on_init(register_jitable)
+def _write_entry(ta, index, v, numeric):
+    """Write through the engine's entry (every check, the merge of shapes, growth): what :func:`_fast_write` left."""
+    _abi.call("write", (ta, np.int64(index), np.ascontiguousarray(v).reshape(-1).view(np.uint8),
+                        shape_array(v.shape), numeric))  # fmt: skip
+
+
+# inlined into the caller (Numba IR), so that its reference counting of the array and the value
+# cancels out: the fast path then counts no reference (an atomic add each, more than the row copy)
+@_on_init(overload_method, TensorArrayType, "write", inline="always")
 def _ol_write(ta, index, value):
     _check_index("write", index)
     _check_value("write", value, scalar_ok=True)
@@ -882,6 +879,7 @@ def _ol_write(ta, index, value):
     numeric = dtype != types.boolean
     vdim = value.ndim if isinstance(value, types.Array) else 0
     same = isinstance(value, types.Array) and value.dtype == dtype
+    itemsize = as_dtype(dtype).itemsize
 
     def impl(ta, index, value):
         if same:
@@ -890,10 +888,9 @@ def _ol_write(ta, index, value):
             v = np.asarray(value).astype(dtype)
         else:
             v = np.full((), value, dtype)
-        if vdim == ndim and _fast_write(ta, index, v, ndim):
-            return ta
-        _abi.call("write", (ta, np.int64(index), np.ascontiguousarray(v).reshape(-1).view(np.uint8),
-                            shape_array(v.shape), numeric))  # fmt: skip
+        if not (vdim == ndim and v.flags.c_contiguous
+                and _fast_write(borrow_fields(ta), index, data_ptr(v), v.shape, itemsize, ndim)):  # fmt: skip
+            _write_entry(ta, index, v, numeric)
         return ta
 
     return impl
@@ -919,31 +916,27 @@ def _ol_dims_at(zshape, sp, a):
 
 
 @_on_init(register_jitable)
-def _fast_read(s, index, ndim, zshape, dt):
+def _fast_read(r, index, ndim, zshape, dt):
     """Read a stored element at ``index`` through borrowed pointers; ``(False, empty)`` if it takes the full path.
 
-    The fast path: an open array, ``index`` in range, the element written with its
-    value stored and not cleared, of rank ``ndim`` (no check can fail).  It copies
-    the element and marks it read (cleared, for ``clear_after_read``).
+    ``r`` is the struct's :func:`~numba_ta.core.state.borrow_fields`.  The fast path: an
+    open array, ``index`` in range, the element written with its value stored and not
+    cleared, of rank ``ndim`` (no check can fail).  It copies the element and marks it
+    read (cleared, for ``clear_after_read``).
     """
-    h, _ = borrow(s, "hdr")
-    state, nst = borrow(s, "state")
+    h, _, state, nst, bp, _, ip, _, op, _, sp, _, stp, _, _, _ = r
     if h[H.CLOSED] or index < 0 or index >= h[H.SIZE] or index >= nst:
         return False, np.empty(zshape, dt)
     bits = state[index]
     if bits & (STORED | CLEARED) != STORED:
         return False, np.empty(zshape, dt)
-    ip, _ = borrow(s, "shape_id")
     sid = ip[index]
-    a, ok = _shape_at(s, sid, ndim)
-    if not ok:
+    a = stp[sid]
+    if stp[sid + 1] - a != ndim:
         return False, np.empty(zshape, dt)
-    sp, _ = borrow(s, "dims")
     out = advise_huge(np.empty(_dims_at(zshape, sp, a), dt))
     outp = data_ptr(out)
-    bp, _ = borrow(s, "data")
     dp = cast_ptr(bp, out)
-    op, _ = borrow(s, "offsets")
     o = op[index]
     for k in range(out.size):
         outp[k] = dp[o + k]
@@ -951,7 +944,14 @@ def _fast_read(s, index, ndim, zshape, dt):
     return True, out
 
 
-@_on_init(overload_method, TensorArrayType, "read")
+@_on_init(register_jitable)
+def _read_entry(ta, index, ndim, dt):
+    """Read through the engine's entry (every check, TF's errors): what :func:`_fast_read` left."""
+    flat, shape = _abi.call("read", (ta, np.int64(index), ndim))
+    return flat.view(dt).reshape(to_fixed_tuple(shape, ndim))
+
+
+@_on_init(overload_method, TensorArrayType, "read", inline="always")  # inlined: as write
 def _ol_read(ta, index):
     _check_index("read", index)
     ndim = ta.ndim
@@ -959,11 +959,10 @@ def _ol_read(ta, index):
     dt = ta.dtype
 
     def impl(ta, index):
-        ok, out = _fast_read(ta, index, ndim, zshape, dt)
+        ok, out = _fast_read(borrow_fields(ta), index, ndim, zshape, dt)
         if ok:
             return out
-        flat, shape = _abi.call("read", (ta, np.int64(index), ndim))
-        return flat.view(dt).reshape(to_fixed_tuple(shape, ndim))
+        return _read_entry(ta, index, ndim, dt)
 
     return impl
 
