@@ -161,6 +161,12 @@ def dtype_code(dtype):
 
 
 # --------------------------------------------------------------------------- borrowed pointers
+def _pointer_count(context, builder, arrty, dataval, name):
+    """``(data pointer, item count)`` of the array field ``name`` of the struct's data ``dataval`` (codegen)."""
+    ary = context.make_array(arrty)(context, builder, value=getattr(dataval, name))
+    return ary.data, ary.nitems
+
+
 @intrinsic
 def borrow(typingctx, s, field):
     """``(pointer to the first item, item count)`` of the array field ``field`` (a literal) of the struct ``s``.
@@ -177,8 +183,7 @@ def borrow(typingctx, s, field):
 
     def codegen(context, builder, sig, args):
         dataval = _numba_compat.struct_data(context, builder, sig.args[0], args[0])
-        ary = context.make_array(arrty)(context, builder, value=getattr(dataval, name))
-        return context.make_tuple(builder, sig.return_type, (ary.data, ary.nitems))
+        return context.make_tuple(builder, sig.return_type, _pointer_count(context, builder, arrty, dataval, name))
 
     return sig, codegen
 
@@ -200,10 +205,7 @@ def borrow_fields(typingctx, s):
 
     def codegen(context, builder, sig, args):
         dataval = _numba_compat.struct_data(context, builder, sig.args[0], args[0])
-        values = []
-        for n in BORROWED:
-            ary = context.make_array(fd[n])(context, builder, value=getattr(dataval, n))
-            values += [ary.data, ary.nitems]
+        values = [x for n in BORROWED for x in _pointer_count(context, builder, fd[n], dataval, n)]
         return context.make_tuple(builder, sig.return_type, values)
 
     return sig, codegen
