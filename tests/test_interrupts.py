@@ -1121,9 +1121,11 @@ print("RESULT " + json.dumps(out))
 @pytest.mark.parametrize(
     "target",
     [
-        ("numba/core/utils.py", "stream_list"),  # numba's registry stream, on the first kernel call
-        ("numba/core/caching.py", "load_overload"),
         ("numba/core/dispatcher.py", "_compile_for_args"),
+        ("numba_ta/core/numba_compat.py", "load_overload"),  # what the dispatcher calls to load a kernel
+        ("numba/core/caching.py", "load"),  # the index and data files
+        ("numba_ta/core/numba_compat.py", "rebuild"),
+        ("numba/core/codegen.py", "_finalize_final_module"),  # the object code into the JIT
     ],
     ids=lambda t: t[1],
 )

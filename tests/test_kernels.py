@@ -168,7 +168,17 @@ if sys.argv[2] != "same":
 import shipped_mod  # from the folder on PYTHONPATH
 assert shipped_mod.shipped(1) == 2
 stats = shipped_mod.shipped.stats
-print("hits", sum(stats.cache_hits.values()), "misses", sum(stats.cache_misses.values()))
+hits, misses = sum(stats.cache_hits.values()), sum(stats.cache_misses.values())
+import numba
+
+
+@numba.njit
+def caller(x):  # compiling it links the library of shipped (loaded: its bitcode is parsed only now)
+    return shipped_mod.shipped(x) * 3
+
+
+assert caller(2) == 9
+print("hits", hits, "misses", misses)
 """
 
 
@@ -233,6 +243,43 @@ from numba_ta import raw_ops
 h, f = raw_ops.TensorArrayV3(size=3, dtype=np.float32, element_shape=[2])
 print(raw_ops.TensorArrayGatherV3(handle=h, indices=[0, 1], flow_in=f, dtype=np.float32).tolist())
 """
+
+
+_COLD_SESSION = """
+import sys
+import numpy as np
+from numba_ta import raw_ops
+
+h, f = raw_ops.TensorArrayV3(size=2, dtype=np.float32, element_shape=[2], clear_after_read=False)
+f = raw_ops.TensorArrayScatterV3(handle=h, indices=[0, 1], value=np.ones((2, 2), np.float32), flow_in=f)
+raw_ops.TensorArrayGatherV3(handle=h, indices=[1, 0], flow_in=f, dtype=np.float32)
+raw_ops.TensorArrayConcatV3(handle=h, flow_in=f, dtype=np.float32)
+g, gf = raw_ops.TensorArrayGradV3(handle=h, flow_in=f, source="gradients")
+raw_ops.TensorArrayWriteV3(handle=g, index=0, value=np.ones(2, np.float32), flow_in=gf)
+raw_ops.TensorArrayWriteV3(handle=g, index=0, value=np.ones(2, np.float32), flow_in=gf)
+l = raw_ops.EmptyTensorList(element_shape=[2], max_num_elements=-1, element_dtype=np.float32)
+l = raw_ops.TensorListPushBack(input_handle=l, tensor=np.ones(2, np.float32))
+raw_ops.TensorListStack(input_handle=l, element_shape=[2], element_dtype=np.float32)
+print(sorted(m for m in ("numba.np.arraymath", "numba.np.linalg", "scipy.linalg") if m in sys.modules))
+"""
+
+
+@pytest.mark.skipif(numba.config.DISABLE_JIT, reason="NUMBA_DISABLE_JIT=1: nothing is loaded")
+def test_loading_the_shipped_engine_imports_none_of_numbas_compiler_registries(tmp_path):
+    """A fresh process whose ops load the shipped engine does not import what only compiling needs.
+
+    Numba's loader refreshes its target context first, importing every implementation module
+    (``numba.np.arraymath`` imports SciPy): half a second of a cold process, which numba_ta's
+    loader skips; and the engine's code uses none of ``numba.np.arraymath``'s functions, whose
+    environments would import it as they load.
+    """
+    manifest = _cache.read_manifest(_cache.SHIPPED_DIR)
+    if not manifest or manifest.get("source_stamp") != _cache.source_stamp():
+        pytest.skip("no shipped folder built from these sources: the ops compile")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", _COLD_SESSION], env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout
 
 
 def test_fresh_process_whose_first_op_is_a_bulk_op_loads_the_engine_from_the_cache():

@@ -62,6 +62,7 @@ import warnings
 from typing import Any
 
 import numba
+from llvmlite import binding as _llvm
 from numba.experimental import structref as _structref
 
 # --------------------------------------------------------------------------- the version
@@ -426,6 +427,9 @@ FunctionCache: Any = _resolve("numba.core.caching", "FunctionCache")
 _CompileResultCacheImpl: Any = _resolve("numba.core.caching", "CompileResultCacheImpl")
 _IndexDataCacheFile: Any = _resolve("numba.core.caching", "IndexDataCacheFile")
 _CacheLocator: Any = _resolve("numba.core.caching", "_CacheLocator")
+#: ``numba.core.runtime.rtsys``: Numba's runtime (NRT); ``initialize(context)`` is idempotent.
+#: Tested on 0.59.1, 0.60.0, 0.68.1: the same object on each.
+_rtsys: Any = _resolve("numba.core.runtime", "rtsys")
 
 
 class _FixedLocator(_CacheLocator):
@@ -462,6 +466,29 @@ class _FixedImpl(_CompileResultCacheImpl):
         self._locator = _FixedLocator(py_func, path, stamp)
         modname = os.path.splitext(os.path.basename(py_func.__code__.co_filename))[0]
         self._filename_base = self.get_filename_base(f"{modname}.{py_func.__qualname__}", getattr(sys, "abiflags", ""))
+
+
+_JITCodeLibrary: Any = _resolve("numba.core.codegen", "JITCodeLibrary")
+_CompileResult: Any = _resolve("numba.core.compiler", "CompileResult")
+_require(callable(getattr(_JITCodeLibrary, "_get_module_for_linking", None)), "JITCodeLibrary._get_module_for_linking")
+_require(callable(getattr(_JITCodeLibrary, "_set_compiled_object", None)), "JITCodeLibrary._set_compiled_object")
+
+
+class _LoadedLibrary(_JITCodeLibrary):
+    """A code library loaded from object code whose bitcode is parsed only when another library links it.
+
+    Numba's ``JITCodeLibrary._unserialize`` parses it at once, into ``_shared_module``, which
+    only ``_get_module_for_linking`` reads (when a library being compiled links this one).
+    Tested on 0.59.1, 0.60.0, 0.68.1: the same two attributes on each.
+    """
+
+    bitcode_for_linking = None
+
+    def _get_module_for_linking(self):
+        if self._shared_module is None and self.bitcode_for_linking is not None:
+            self._shared_module = _llvm.parse_bitcode(self.bitcode_for_linking)
+            self.bitcode_for_linking = None
+        return super()._get_module_for_linking()
 
 
 class FunctionCacheBase(FunctionCache):
@@ -503,6 +530,22 @@ class FunctionCacheBase(FunctionCache):
             self.enable()
 
     # what Numba calls
+    def load_overload(self, sig, target_context):
+        """Return the compile result of ``sig`` from the cache, or None (what Numba's dispatcher calls).
+
+        Numba's own ``Cache.load_overload`` first calls ``target_context.refresh()``, which
+        imports every implementation module of Numba (``numba.np.arraymath`` imports SciPy
+        for its BLAS check): about 0.5 s of a cold process, which loading compiled code does
+        not need.  Loading needs Numba's runtime (NRT) for the code's allocations, so this
+        initializes only that (``rtsys.initialize``, as ``refresh`` does first); a compile
+        refreshes the context itself (``CompilerBase.__init__``).  Tested on 0.59.1, 0.60.0,
+        0.68.1: ``load_overload`` is ``refresh()``, then ``_load_overload`` inside
+        ``_guard_against_spurious_io_errors()`` on each.
+        """
+        _rtsys.initialize(target_context)
+        with self._guard_against_spurious_io_errors():
+            return self._load_overload(sig, target_context)
+
     def _load_overload(self, sig, target_context):
         if not self._enabled:
             return None
@@ -588,7 +631,13 @@ class FunctionCacheBase(FunctionCache):
         return _IndexDataCacheFile(cache_path=folder, filename_base=self.filename_base, source_stamp=stamp)
 
     def rebuild(self, target_context, data):
-        """Return the compile result of the loaded ``data`` (Numba's ``_impl.rebuild``).
+        """Return the compile result of ``data``, what :meth:`reduce` made (Numba's ``_impl.rebuild``, lazily).
+
+        The steps of Numba's ``CompileResult._rebuild`` (the same on 0.59.1, 0.60.0 and 0.68.1),
+        except one: Numba parses the library's bitcode (kept for linking it into another
+        library) and walks every function of it to learn the names it defines, 15 to 30 ms
+        per engine entry of a cold process.  Here the names come with ``data`` and the
+        bitcode is parsed only if a library links this one (:class:`_LoadedLibrary`).
 
         Parameters
         ----------
@@ -602,10 +651,46 @@ class FunctionCacheBase(FunctionCache):
         numba.core.compiler.CompileResult
             The loaded code.
         """
-        return self._impl.rebuild(target_context, data)
+        payload, names = data
+        libdata, fndesc, env, signature, objectmode, lifted, typeann, reload_init, referenced_envs = payload
+        name, kind, (object_code, bitcode) = libdata
+        if kind != "object":
+            raise ValueError(f"unsupported serialization kind {kind!r}")
+        for fn in reload_init or ():
+            fn()
+        codegen = target_context.codegen()
+        library = _LoadedLibrary(codegen, name)
+        library.enable_object_caching()
+        library._set_compiled_object(object_code)
+        library.bitcode_for_linking = bitcode
+        defined = getattr(codegen._engine, "_defined_symbols", None)
+        if not isinstance(defined, set):
+            raise missing("numba.core.codegen.JitEngine._defined_symbols")
+        library._finalize_final_module()
+        defined.update(names)
+        cres = _CompileResult(
+            target_context=target_context,
+            typing_context=target_context.typing_context,
+            library=library,
+            environment=env,
+            entry_point=target_context.get_executable(library, fndesc, env),
+            fndesc=fndesc,
+            type_annotation=typeann,
+            signature=signature,
+            objectmode=objectmode,
+            lifted=lifted,
+            typing_error=None,
+            call_helper=None,
+            metadata=None,
+            reload_init=reload_init,
+            referenced_envs=referenced_envs,
+        )
+        for e in referenced_envs:
+            codegen.set_env(e.env_name, e)
+        return cres
 
     def reduce(self, data):
-        """Return the picklable form of the compile result ``data`` (Numba's ``_impl.reduce``).
+        """Return the picklable form of the compile result ``data``: Numba's ``_impl.reduce`` and the names it defines.
 
         Parameters
         ----------
@@ -615,9 +700,13 @@ class FunctionCacheBase(FunctionCache):
         Returns
         -------
         tuple
-            Its picklable parts.
+            ``(payload, names)``: Numba's payload (the library as object code and bitcode)
+            and the sorted names of the functions and globals the library defines (what
+            Numba's ``JitEngine._load_defined_symbols`` reads from the bitcode).
         """
-        return self._impl.reduce(data)
+        module = data.library._get_module_for_linking()
+        names = {g.name for gs in (module.functions, module.global_variables) for g in gs if not g.is_declaration}
+        return self._impl.reduce(data), sorted(names)
 
     def cachable(self, data):
         """Return whether the compile result ``data`` can be cached (Numba's ``_impl.check_cachable``).

@@ -162,7 +162,7 @@ def dtype_code(dtype):
 
 # --------------------------------------------------------------------------- borrowed pointers
 def _pointer_count(context, builder, arrty, dataval, name):
-    """``(data pointer, item count)`` of the array field ``name`` of the struct's data ``dataval`` (codegen)."""
+    """Return ``(data pointer, item count)`` of the array field ``name`` of the struct's data ``dataval`` (codegen)."""
     ary = context.make_array(arrty)(context, builder, value=getattr(dataval, name))
     return ary.data, ary.nitems
 

@@ -224,12 +224,43 @@ def read(s, index, want):
 
 
 # --------------------------------------------------------------------------- many reads
+# Loops rather than ``a.max()``, ``a.min()``, ``a.any()``: those are numba.np.arraymath's, and
+# loading code that uses them imports that module in a fresh process (~0.25 s: it imports SciPy).
+@register_jitable
+def _max_of(a, empty):
+    """Return the largest item of the 1-d array ``a``, ``empty`` when it has none."""
+    top = empty
+    for k in range(a.size):
+        if k == 0 or a[k] > top:
+            top = a[k]
+    return top
+
+
+@register_jitable
+def _min_of(a, empty):
+    """Return the smallest item of the 1-d array ``a``, ``empty`` when it has none."""
+    low = empty
+    for k in range(a.size):
+        if k == 0 or a[k] < low:
+            low = a[k]
+    return low
+
+
+@register_jitable
+def _any(a):
+    """Return whether any item of the 1-d boolean array ``a`` is true."""
+    for k in range(a.size):
+        if a[k]:
+            return True
+    return False
+
+
 @register_jitable
 def _repeat_keys(idx):
     """``(keys, seen)``: equal keys for equal indices, and a zeroed table over the keys."""
     m = idx.size
-    lo = idx.min()
-    hi = idx.max()
+    lo = _min_of(idx, 0)
+    hi = _max_of(idx, lo)
     if hi - lo < 4 * m + 4096:
         return idx - lo, np.zeros(hi - lo + 1, np.uint8)
     order = np.argsort(idx, kind="mergesort")
@@ -264,7 +295,7 @@ def check_reads(s, idx, zsid, es, es_known):
         if code == 1:
             size = n
             if h[H.ISGRAD] and pos:
-                size = max(n, idx[:pos].max() + 1)
+                size = max(n, _max_of(idx[:pos], -1) + 1)
             return fail_i(s, T9, i, size), sids
         if code == 2:
             return fail_s(s, T10, i, es, es.size if es_known else -1, NO_I64, 0), sids
@@ -355,7 +386,7 @@ def _read_many(s, idx, sids, items, zsid, es, out, width, inplace=False):
     """
     h = s.hdr
     m = idx.size
-    top = idx.max() + 1
+    top = _max_of(idx, -1) + 1
     status = reserve(s, top)
     if status:
         return status
@@ -626,7 +657,7 @@ def _store_many(s, idx, flat, sizes, sids, add, fresh, unique):
             room = nitems(s)
     code = s.hdr[H.DTYPE]
     isz = s.hdr[H.ITEMSIZE]
-    summing = add.any()
+    summing = _any(add)
     par = work >= s.hdr[H.PARMIN]
     # one kernel call for all elements: on Numba's threads from PARMIN items; serially for the
     # sums of many elements (a sum per element in the loop below costs ~0.1 us of views and checks)
@@ -706,7 +737,7 @@ def scatter(s, idx, flat, rows, row, numeric):
     if m != rows:
         return fail_i(s, S3, m, rows)
     n = h[H.SIZE]
-    max_index = idx.max() if m else -1
+    max_index = _max_of(idx, -1)
     size2 = max(n, max_index + 1) if h[H.DYN] else n
     if max_index >= size2:
         return fail_i(s, S4, max_index, size2)
@@ -735,12 +766,12 @@ def scatter(s, idx, flat, rows, row, numeric):
     if code:
         return _write_error(s, code, idx[p], old, row)
     if pos_neg < m:
-        size_then = max(n, idx[:pos_neg].max() + 1) if h[H.DYN] else n
+        size_then = max(n, _max_of(idx[:pos_neg], -1) + 1) if h[H.DYN] else n
         return fail_i(s, T2, idx[pos_neg], size_then)
     # no check can fail any more: room (which can), then the data work and the commit
     status = reserve(s, max_index + 1)
     if not status:
-        status = _store_many(s, idx, flat, np.full(m, items[sid], np.int64), sids, add, fresh, not dup.any())
+        status = _store_many(s, idx, flat, np.full(m, items[sid], np.int64), sids, add, fresh, not _any(dup))
     if status:
         return status
     intern_shape(s, row)
