@@ -385,10 +385,12 @@ class TensorArray:
         >>> ta.read(0)
         array([1., 2.])
         """
-        if type(value) is np.ndarray and value.dtype is self._dtype and value.shape == self._element_shape[0]._dims:
-            # the common case: nothing to convert or merge (same checks, same errors)
-            self._handle._storage.op_write(index, value)
-            return self
+        if type(value) is np.ndarray and value.dtype is self._dtype:
+            dims = self._element_shape[0]._dims
+            if value.shape == dims or (dims is None and not self._infer_shape):
+                # the common case: nothing to convert or merge (same checks, same errors)
+                self._handle._storage.op_write(index, value)
+                return self
         v = graph_array(value, self._dtype)
         merged = self._merged_shape(v.shape)
         if merged is self._element_shape[0]:  # the shape stays (infer_shape=False, or a partial shape it fits)

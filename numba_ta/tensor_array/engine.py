@@ -19,7 +19,7 @@ every dtype and rank, cached on disk and shipped by ``pip install .``
 from __future__ import annotations
 
 import numpy as np
-from numba.core.extending import register_jitable
+from numba.core.extending import overload, register_jitable
 
 from numba_ta.core import ckernels, kernels
 from numba_ta.core import header as H
@@ -224,35 +224,57 @@ def read(s, index, want):
 
 
 # --------------------------------------------------------------------------- many reads
-# Loops rather than ``a.max()``, ``a.min()``, ``a.any()``: those are numba.np.arraymath's, and
-# loading code that uses them imports that module in a fresh process (~0.25 s: it imports SciPy).
-@register_jitable
+# In compiled code, loops rather than ``a.max()``, ``a.min()``, ``a.any()``: those are
+# numba.np.arraymath's, and loading code that uses them imports that module in a fresh process
+# (~0.25 s: it imports SciPy).  As Python (NUMBA_DISABLE_JIT=1), numpy's own.
 def _max_of(a, empty):
-    """Return the largest item of the 1-d array ``a``, ``empty`` when it has none."""
-    top = empty
-    for k in range(a.size):
-        if k == 0 or a[k] > top:
-            top = a[k]
-    return top
+    """Return the largest item of the 1-d array ``a``, ``empty`` when it has none (compiled: the overload below)."""
+    return a.max() if a.size else empty
 
 
-@register_jitable
 def _min_of(a, empty):
-    """Return the smallest item of the 1-d array ``a``, ``empty`` when it has none."""
-    low = empty
-    for k in range(a.size):
-        if k == 0 or a[k] < low:
-            low = a[k]
-    return low
+    """Return the smallest item of the 1-d array ``a``, ``empty`` when it has none (compiled: the overload below)."""
+    return a.min() if a.size else empty
 
 
-@register_jitable
 def _any(a):
-    """Return whether any item of the 1-d boolean array ``a`` is true."""
-    for k in range(a.size):
-        if a[k]:
-            return True
-    return False
+    """Return whether any item of the 1-d boolean array ``a`` is true (compiled: the overload below)."""
+    return bool(a.any())
+
+
+@overload(_max_of)
+def _ol_max_of(a, empty):
+    def impl(a, empty):
+        top = empty
+        for k in range(a.size):
+            if k == 0 or a[k] > top:
+                top = a[k]
+        return top
+
+    return impl
+
+
+@overload(_min_of)
+def _ol_min_of(a, empty):
+    def impl(a, empty):
+        low = empty
+        for k in range(a.size):
+            if k == 0 or a[k] < low:
+                low = a[k]
+        return low
+
+    return impl
+
+
+@overload(_any)
+def _ol_any(a):
+    def impl(a):
+        for k in range(a.size):
+            if a[k]:
+                return True
+        return False
+
+    return impl
 
 
 @register_jitable

@@ -269,8 +269,10 @@ class Alarms:
     one-shot ``setitimer`` alarm a given delay after its start; the handler raises only while
     that call runs (``armed``).  On entry the garbage collector's foreign callbacks (Python code
     that runs at any allocation, such as distributed's: an interrupt landing there is
-    swallowed by Python, not the code under test's) are taken out, and a hang of 120 s dumps
-    the tracebacks and exits (``faulthandler``); on exit everything is put back.
+    swallowed by Python, not the code under test's) are taken out, the garbage made before is
+    collected (its finalizers and weakref callbacks would swallow an alarm the same way), and
+    a hang of 120 s dumps the tracebacks and exits (``faulthandler``); on exit everything is
+    put back.
 
     Attributes
     ----------
@@ -294,6 +296,10 @@ class Alarms:
     def __enter__(self):
         self._gc_callbacks = gc.callbacks[:]
         gc.callbacks.clear()
+        # garbage made before the trials is collected now, not at an allocation of the code under
+        # test: its weakref callbacks (Numba's typing context keeps one for each dispatcher ever
+        # made, and a test's discarded njit functions die in reference cycles) would swallow an alarm
+        gc.collect()
         self._old_handler = signal.signal(signal.SIGALRM, self._on_alarm)
         faulthandler.dump_traceback_later(120, exit=True)
         return self
