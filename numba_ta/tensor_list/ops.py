@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from numba_ta.core import header as H
 from numba_ta.core.memory import arange, work_oom_error
 from numba_ta.errors import OpError
 from numba_ta.tensor_array.registry import TensorArrayHandle
@@ -489,13 +490,28 @@ def TensorListSetItem(  # noqa: N802
     >>> TensorListGetItem(input_handle=b, index=1, element_shape=-1, element_dtype=np.int32)
     array([7, 8], dtype=int32)
     """
+    h, v, i = input_handle, item, index
+    if type(h) is TensorListHandle and type(v) is np.ndarray and type(i) is int:
+        # the common case, every check at once (as TensorListPushBack's): a fresh dense row in range
+        store = h._store
+        if h._v == store.base + len(store.log) and v.dtype is store.dtype and v.shape == store._fshape:
+            hdr = store._h
+            n = hdr[H.SIZE]
+            if (
+                0 <= i < store._fn
+                and (i < n or resize_if_index_out_of_bounds)
+                and hdr[H.GEN] == store._gen
+                and not store._stv[i]
+            ):
+                return store.set_fresh(i, n, v)
     try:
         h = input_handle if type(input_handle) is TensorListHandle else _list(input_handle, "TensorListSetItem")
         v = item if type(item) is np.ndarray and item.dtype.isnative else _value(item, "item")
         store = h._store
         if h._v != store.base + len(store.log):  # (store.ver, inline)
             store = store.materialize(h)
-        _check_dtype(_item_dtype(v, store.dtype), store)
+        if v.dtype is not store.dtype or v.dtype is VARIANT:  # (numpy's builtin dtypes are one object each)
+            _check_dtype(_item_dtype(v, store.dtype), store)
         if type(index) is int and -(2**31) <= index < 2**31:
             i = index
         else:
@@ -510,7 +526,7 @@ def TensorListSetItem(  # noqa: N802
         n = store.length
         if i < 0 or (i >= n and not resize_if_index_out_of_bounds):
             raise _messages.error("L15", index=i, size=n)
-        return store.set(i, _store(v, store.dtype))
+        return store.set(i, v if type(store) is NumericStore else _store(v, store.dtype))
     except (OpError, SystemError) as e:
         raise op_error(e, "TensorListSetItem") from None
 
@@ -559,8 +575,18 @@ def TensorListPushBack(input_handle: Any, tensor: Any, name: str | None = None) 
            [1., 1.],
            [2., 2.]], dtype=float32)
     """
+    h, v = input_handle, tensor
+    if type(h) is TensorListHandle and type(v) is np.ndarray:
+        # the common case, every check at once: the newest version, a value of the dtype and of the
+        # armed shape (compatible: NumericStore._arm), a fresh dense row, room under max_num_elements
+        store = h._store
+        if h._v == store.base + len(store.log) and v.dtype is store.dtype and v.shape == store._fshape:
+            hdr = store._h
+            n = hdr[H.SIZE]
+            m = store.max_num_elements
+            if n < store._fn and hdr[H.GEN] == store._gen and not store._stv[n] and (m < 0 or n < m):
+                return store.set_fresh(n, n, v)
     try:
-        # the common case inlined: a handle and a native ndarray
         h = input_handle if type(input_handle) is TensorListHandle else _list(input_handle, "TensorListPushBack")
         v = tensor if type(tensor) is np.ndarray and tensor.dtype.isnative else _value(tensor, "tensor")
         store = h._store

@@ -288,6 +288,8 @@ _KEPT = 8  # entries the log may keep for freed handles before an op prunes it (
 class _Store:
     """What both kinds of storage share: the constants of the lineage, the versions and the undo log."""
 
+    _fshape = None  # the shape of NumericStore's fast path (_arm); no value's shape is None
+
     def __init__(self, dtype, element_shape, max_num_elements):
         self.dtype = dtype
         self.element_shape = element_shape
@@ -658,28 +660,12 @@ class NumericStore(_Store):
         h = self._h
         n = h[H.SIZE]
         if value.shape == self._fshape and i < self._fn and h[H.GEN] == self._gen and not self._stv[i]:
-            # the fast path (see _arm): a fresh dense row; the state is stored last
             if into is LOG:
-                self.log.append((SET_ENTRY, n, (i, 0, 0, 0) if i < n else None, None, -1))  # the commit
-            elif into is not None:
+                return self.set_fresh(i, n, value)
+            if into is not None:
                 into.append((SET_ENTRY, n, (i, 0, 0, 0) if i < n else None, None, -1))
-            self._frows[i] = value
-            if i < n:
-                self._offv[i], self._sidv[i], self._stv[i] = i * self._fw, self._fsid, _FRESH
-            else:
-                self._offv[i], self._sidv[i], self._stv[i], h[H.SIZE] = i * self._fw, self._fsid, _FRESH, i + 1
-            if into is not LOG:
-                return None
-            v = self.base + len(self.log)  # (self._new_version(), inline: the loops of pushes)
-            out = _new_handle(TensorListHandle)
-            out._store, out._v = self, v
-            alive = self.alive
-            alive[v] = _ref(out)
-            if v - self.first > _KEPT:
-                oldest = alive.get(self.first)
-                if oldest is None or oldest() is None:
-                    self.prune()
-            return out
+            self._fill(i, n, value)
+            return None
         self._views()
         old = (i, int(self._state[i]), int(self._sid[i]), int(self._off[i])) if i < n else None
         flat = np.ascontiguousarray(value).reshape(-1).view(np.uint8)
@@ -697,6 +683,36 @@ class NumericStore(_Store):
                 target[-1] = (SET_ENTRY, n, old, None, -1)
         self._arm(value.shape)
         return self._new_version(_KEPT if at[0] < 0 else 0) if into is LOG else None  # 0: it holds old bytes
+
+    def set_fresh(self, i, n, value):
+        """Set the fresh dense row ``i`` as a new version (the fast path of :meth:`set`); return its handle.
+
+        The caller has checked what the fast path needs (:meth:`_arm`): this storage holds the
+        newest version, ``value`` is an ndarray of the list's dtype and of the armed shape
+        (``_fshape``), ``i < _fn``, the views are current (``_h[H.GEN] == _gen``), element ``i``'s
+        state is 0 and ``i <= n``, the length.  The undo entry's append is the commit (the module
+        docstring); the row, then its metadata (the state last) follow.
+        """
+        self.log.append((SET_ENTRY, n, (i, 0, 0, 0) if i < n else None, None, -1))  # the commit
+        self._fill(i, n, value)
+        v = self.base + len(self.log)  # (self._new_version(), inline: the loops of pushes)
+        out = _new_handle(TensorListHandle)
+        out._store, out._v = self, v
+        alive = self.alive
+        alive[v] = _ref(out)
+        if v - self.first > _KEPT:
+            oldest = alive.get(self.first)
+            if oldest is None or oldest() is None:
+                self.prune()
+        return out
+
+    def _fill(self, i, n, value):
+        """Store ``value`` in the fresh dense row ``i`` and commit its metadata, the state last (and the length)."""
+        self._frows[i] = value
+        if i < n:
+            self._offv[i], self._sidv[i], self._stv[i] = i * self._fw, self._fsid, _FRESH
+        else:
+            self._offv[i], self._sidv[i], self._stv[i], self._h[H.SIZE] = i * self._fw, self._fsid, _FRESH, i + 1
 
     def resize(self, size, into=LOG):
         """Make the list ``size`` long (cut or unset elements added), its undo entry appended to ``into`` first.

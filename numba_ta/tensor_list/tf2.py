@@ -40,6 +40,24 @@ def _shape_tensor(shape: TensorShape) -> Any:
     return [-1 if d is None else d for d in dims]
 
 
+class _Config:
+    """What the arrays made from one :class:`TF2TensorArray` share: its arguments and the element shape."""
+
+    __slots__ = ("dtype", "dynamic_size", "grow", "size", "infer_shape", "element_shape")
+
+    def __init__(self, dtype: Any, dynamic_size: bool | None, size: Any, infer_shape: bool, element_shape: Any) -> None:
+        self.dtype: np.dtype[Any] = _convert._element_dtype(dtype, "dtype")
+        self.dynamic_size = dynamic_size
+        self.grow = bool(dynamic_size)  # TensorListSetItem's resize_if_index_out_of_bounds
+        self.size = size
+        self.infer_shape = infer_shape
+        self.element_shape = TensorShape(as_partial(element_shape))  # refined by writes (infer_shape)
+
+
+_new = object.__new__
+_set_item = _list_ops.TensorListSetItem
+
+
 class TF2TensorArray:
     """``tf.TensorArray`` with TensorFlow 2's ``tf.function`` semantics, on the TensorList ops.
 
@@ -108,7 +126,7 @@ class TF2TensorArray:
            [2., 2.]], dtype=float32)
     """
 
-    __slots__ = ("_flow", "_dtype", "_dynamic_size", "_size", "_infer_shape", "_element_shape")
+    __slots__ = ("_flow", "_c")
 
     def __init__(
         self,
@@ -135,14 +153,11 @@ class TF2TensorArray:
             raise ValueError("Cannot provide both `flow` and `size` arguments at the same time.")
         if flow is not None and element_shape is not None:
             raise ValueError("Cannot provide both `flow` and `element_shape` argumentsat the same time.")
-        self._dtype = _convert._element_dtype(dtype, "dtype")
-        self._dynamic_size = dynamic_size
-        self._size = size
-        self._infer_shape = infer_shape
-        self._element_shape = [TensorShape(as_partial(element_shape))]  # shared by the arrays made from this one
+        # shared by the arrays made from this one (the element shape a write refines included)
+        c = self._c = _Config(dtype, dynamic_size, size, infer_shape, element_shape)
         if flow is None:
             flow = _list_ops.TensorListReserve(
-                element_shape=_shape_tensor(self._element_shape[0]), num_elements=size, element_dtype=self._dtype
+                element_shape=_shape_tensor(c.element_shape), num_elements=size, element_dtype=c.dtype
             )
         self._flow = flow
 
@@ -155,12 +170,12 @@ class TF2TensorArray:
     @property
     def dtype(self) -> np.dtype[Any]:
         """numpy.dtype: the elements' dtype."""
-        return self._dtype
+        return self._c.dtype
 
     @property
     def element_shape(self) -> TensorShape:
         """TensorShape: the element shape known so far (refined by writes when ``infer_shape``)."""
-        return self._element_shape[0]
+        return self._c.element_shape
 
     @property
     def handle(self) -> None:
@@ -170,32 +185,30 @@ class TF2TensorArray:
     @property
     def dynamic_size(self) -> bool:
         """bool: whether writes past the end grow the array."""
-        return bool(self._dynamic_size)
+        return bool(self._c.dynamic_size)
 
     def _with_flow(self, flow: TensorListHandle) -> TF2TensorArray:
         """TF's ``build_ta_with_new_flow``: a new object on ``flow``, sharing the element-shape cell."""
-        new = TF2TensorArray.__new__(TF2TensorArray)
-        new._flow, new._dtype, new._dynamic_size, new._size, new._infer_shape, new._element_shape = (
-            flow, self._dtype, self._dynamic_size, self._size, self._infer_shape, self._element_shape,
-        )  # fmt: skip
+        new = _new(TF2TensorArray)
+        new._flow, new._c = flow, self._c
         return new
 
     def _check_element_shape(self, shape: tuple[int | None, ...] | None) -> None:
         """TF's ``_check_element_shape``: ValueError when incompatible; refine the shape when inferring."""
-        es = self._element_shape[0]._dims
+        es = self._c.element_shape._dims
         if es == shape:
             return  # compatible, and merging changes nothing
         if not is_compatible(es, shape):
             raise _messages.python_error("NT-class-shapes", shape=TensorShape(shape), element_shape=TensorShape(es))
-        if self._infer_shape:
+        if self._c.infer_shape:
             merged = merge(es, shape)
             if merged != es:
-                self._element_shape[0] = TensorShape(merged)
+                self._c.element_shape = TensorShape(merged)
 
     def _value(self, value: Any) -> Any:
-        if self._dtype == VARIANT:
+        if self._c.dtype == VARIANT:
             return _convert._value(value, "value")
-        return graph_array(value, self._dtype)
+        return graph_array(value, self._c.dtype)
 
     # ------------------------------------------------------------------ methods
     def identity(self) -> TF2TensorArray:
@@ -268,7 +281,7 @@ class TF2TensorArray:
         >>> TF2TensorArray(np.float32, size=2, element_shape=[3]).read(1)
         array([0., 0., 0.], dtype=float32)
         """
-        es, dt = _shape_tensor(self.element_shape), self._dtype
+        es, dt = _shape_tensor(self.element_shape), self._c.dtype
         return _list_ops.TensorListGetItem(input_handle=self._flow, index=index, element_shape=es, element_dtype=dt)
 
     def write(self, index: Any, value: npt.ArrayLike, name: str | None = None) -> TF2TensorArray:
@@ -304,15 +317,15 @@ class TF2TensorArray:
         >>> ta.read(0)
         array([3, 4], dtype=int32)
         """
-        if type(value) is np.ndarray and value.dtype is self._dtype and value.shape == self._element_shape[0]._dims:
+        c = self._c
+        if type(value) is np.ndarray and value.dtype is c.dtype and value.shape == c.element_shape._dims:
             v = value  # the common case: nothing to convert, the shape fits and stays
         else:
             v = self._value(value)
             self._check_element_shape(v.shape)
-        flow = _list_ops.TensorListSetItem(
-            input_handle=self._flow, index=index, item=v, resize_if_index_out_of_bounds=bool(self._dynamic_size)
-        )
-        return self._with_flow(flow)
+        new = _new(TF2TensorArray)  # (self._with_flow, inline)
+        new._flow, new._c = _set_item(self._flow, index, v, c.grow), c
+        return new
 
     def stack(self, name: str | None = None) -> Any:
         """Return all elements stacked (``TensorListStack``; ``num_elements=size`` for a static size).
@@ -339,11 +352,11 @@ class TF2TensorArray:
         array([[0.],
                [5.]], dtype=float32)
         """
-        ne = -1 if self._dynamic_size or self._size is None else int(self._size)
+        ne = -1 if self._c.dynamic_size or self._c.size is None else int(self._c.size)
         return _bulk_ops.TensorListStack(
             input_handle=self._flow,
             element_shape=_shape_tensor(self.element_shape),
-            element_dtype=self._dtype,
+            element_dtype=self._c.dtype,
             num_elements=ne,
         )
 
@@ -378,7 +391,7 @@ class TF2TensorArray:
             input_handle=self._flow,
             indices=indices,
             element_shape=_shape_tensor(self.element_shape),
-            element_dtype=self._dtype,
+            element_dtype=self._c.dtype,
         )
 
     def concat(self, name: str | None = None) -> Any:
@@ -409,7 +422,7 @@ class TF2TensorArray:
         dims = self.element_shape._dims
         es = -1 if dims is None else [-1] + [-1 if d is None else d for d in dims[1:]]
         return _bulk_ops.TensorListConcatV2(
-            input_handle=self._flow, element_shape=es, leading_dims=np.zeros(0, np.int64), element_dtype=self._dtype
+            input_handle=self._flow, element_shape=es, leading_dims=np.zeros(0, np.int64), element_dtype=self._c.dtype
         ).tensor
 
     def unstack(self, value: npt.ArrayLike, name: str | None = None) -> TF2TensorArray:
@@ -538,8 +551,8 @@ class TF2TensorArray:
         >>> TF2TensorArray(np.float32, size=0, dynamic_size=True).write(4, 1.0).size()
         np.int32(5)
         """
-        if not self._dynamic_size and self._size is not None:
-            return np.int32(self._size)
+        if not self._c.dynamic_size and self._c.size is not None:
+            return np.int32(self._c.size)
         return _list_ops.TensorListLength(input_handle=self._flow)
 
     def close(self, name: str | None = None) -> None:
@@ -559,6 +572,6 @@ class TF2TensorArray:
     def __repr__(self) -> str:
         """Return ``TF2TensorArray(dtype=..., size=..., element_shape=..., dynamic_size=...)``."""
         return (
-            f"TF2TensorArray(dtype={self._dtype}, size={int(self.size())}, element_shape={self.element_shape}, "
+            f"TF2TensorArray(dtype={self._c.dtype}, size={int(self.size())}, element_shape={self.element_shape}, "
             f"dynamic_size={self.dynamic_size})"
         )
