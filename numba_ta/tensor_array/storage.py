@@ -158,6 +158,9 @@ def _slot(slot, doc, kind=None):
     return property(lambda self: kind(self.hdr[slot]), doc=doc)
 
 
+_SIZE, _GEN, _WIDTH, _DYN = H.SIZE, H.GEN, H.WIDTH, H.DYN  # (the fast write's header fields, as globals)
+
+
 class Storage:
     """State of one TensorArray (forward or gradient); see the module docstring.
 
@@ -407,10 +410,31 @@ class Storage:
 
         ``value`` is an ndarray.  ``cell[0] = cell_value`` is done with the op's commit when
         ``cell`` (a one-item list) is given: the class's element shape changes with the array.
-        A value of the shape of the last dense write, into an unwritten slot inside the dense
-        buffer, is stored here with numpy (the fast path: the state byte, stored last, is the
-        commit); anything else is the engine's ``py_write``.
+        A value of the array's dtype and of the shape of the last dense write, into an unwritten
+        slot inside the dense buffer, is stored here with numpy (the fast path, tested once under
+        the lock: the state byte, stored last, is the commit); anything else is the engine's
+        ``py_write``, after every check again.
         """
+        if self.held is None and type(index) is int and cell is None:
+            with self.lock:  # not acquire() + try: a signal between the two would leave the lock held
+                h = self.hdr
+                if (
+                    value.dtype is self.dtype
+                    and value.shape == self._fast_shape
+                    and 0 <= index < self._fast_n  # (so an int32 index)
+                    and h[_GEN] == self._gen
+                    and not self._stv[index]
+                ):
+                    if index < h[_SIZE]:
+                        self._fast_rows[index] = value  # an unwritten row: nothing sees it until the commit
+                        self._offv[index], self._sidv[index] = index * h[_WIDTH], self._fast_sid
+                        self._stv[index] = STORED  # the commit
+                        return
+                    if h[_DYN]:  # slots past the size are always unwritten (state 0)
+                        self._fast_rows[index] = value
+                        self._offv[index], self._sidv[index] = index * h[_WIDTH], self._fast_sid
+                        self._stv[index], h[_SIZE] = STORED, index + 1  # the commit, then the size
+                        return
         try:
             if type(index) is not int or not -INT32_LIMIT <= index < INT32_LIMIT:
                 index = scalar_index(index)
@@ -420,21 +444,6 @@ class Storage:
                 if value.dtype is not self.dtype:
                     self.check_dtype_write(value.dtype)
                 h = self.hdr
-                if (
-                    value.shape == self._fast_shape
-                    and 0 <= index < self._fast_n
-                    and h[H.GEN] == self._gen
-                    and not self._stv[index]
-                    and cell is None
-                ):
-                    if index < h[H.SIZE]:
-                        self._fast_rows[index] = value  # an unwritten row: nothing sees it until the commit below
-                        self._offv[index], self._sidv[index], self._stv[index] = index * h[H.WIDTH], self._fast_sid, STORED  # noqa: E501  # fmt: skip
-                        return
-                    if h[H.DYN]:
-                        self._fast_rows[index] = value  # slots past the size are always unwritten (state 0)
-                        self._offv[index], self._sidv[index], self._stv[index], h[H.SIZE] = index * h[H.WIDTH], self._fast_sid, STORED, index + 1  # noqa: E501  # fmt: skip
-                        return
                 shape = np.array(value.shape, dtype=np.int64)
                 if cell is None:
                     if py_write(self._s, index, _bytes(value), shape, self._numeric):
