@@ -61,6 +61,15 @@ def test_bench_json_without_tf(tmp_path, capsys):
     assert {g["status"] for g in doc["goals"]} <= {"met", "MISSED", "not measured"}
 
 
+def test_tensorlist_plan_keeps_tf2_tensor_array_without_tensorflow():
+    # TF2TensorArray is numba_ta's (its variant name starts with "tf"): it runs under --no-tf too
+    cfg = report.Config(workloads=("tensorlist",), impls=("numba_ta", "numpy_list"), use_tf=False)
+    variants = {v for _, _, v in report._list_plan(cfg)}
+    assert "tf2_array" in variants and "tf_eager" not in variants
+    cfg = report.Config(workloads=("tensorlist",), impls=("numba_ta", "tf_eager"), use_tf=True)
+    assert {"tf2_array", "tf_eager"} <= {v for _, _, v in report._list_plan(cfg)}
+
+
 def test_bench_subset_float64(capsys):
     code, out, _ = run_cli(
         [*TINY, "--no-tf", "--workloads", "stack,concat", "--impls", "numba_ta,numpy_prealloc", "--dtype", "float64"],

@@ -93,6 +93,7 @@ __all__ = [
     "ListCase",
     "make_list_case",
     "self_test",
+    "TF_VARIANTS",
 ]
 
 #: Workload names, in report order.
@@ -117,15 +118,17 @@ DESCRIPTIONS = {
     ("push", "tf_eager"): "the same ops from tf.raw_ops, eagerly",
     ("push", "copy_tuple"): "seq = seq + (x,) (ONNX Runtime SequenceInsert: copies the references), np.stack",
     ("push", "copy_array"): "seq = np.concatenate([seq, x[None]]) (copies the data)",
-    ("push", "numpy_list"): "lst.append(x), np.stack",
+    ("push", "numpy_list"): "lst.append(x.copy()), np.stack",
     ("set", "numba_ta"): "numba_ta.raw_ops TensorListReserve, TensorListSetItem x n, TensorListStack",
     ("set", "tf_eager"): "the same ops from tf.raw_ops, eagerly",
     ("set", "copy_tuple"): "seq = seq[:i] + (x,) + seq[i+1:], np.stack",
     ("set", "copy_array"): "seq = seq.copy(); seq[i] = x",
-    ("set", "numpy_list"): "lst[i] = x into [zeros] * n, np.stack",
+    ("set", "numpy_list"): "lst[i] = x.copy() into [zeros] * n, np.stack",
     ("push", "tf2_array"): "numba_ta TF2TensorArray(size=0, dynamic_size=True): ta = ta.write(i, x) x n, ta.stack()",
     ("set", "tf2_array"): "numba_ta TF2TensorArray(size=n): ta = ta.write(i, x) x n, ta.stack()",
 }
+#: Variants that run TensorFlow (``tf2_array`` is numba_ta's TF2TensorArray, no TensorFlow).
+TF_VARIANTS = frozenset({"tf_eager"})
 #: Variants whose loop costs O(n**2) by design (what a report may extrapolate instead of running).
 QUADRATIC = frozenset({"tf_eager", "copy_tuple", "copy_array"})
 #: Distinct rows the elements cycle through (so 10**5 elements need no 10**5-row input).
@@ -255,7 +258,7 @@ def _numpy_list(workload, seq, n, items, dtype):
         def run(_):
             lst = []
             for x in seq:
-                lst.append(x)
+                lst.append(x.copy())  # a list holds values as a TensorList does: the same work
             return np.stack(lst)
 
     else:
@@ -264,7 +267,7 @@ def _numpy_list(workload, seq, n, items, dtype):
         def run(_):
             lst = [zero] * n
             for i, x in enumerate(seq):
-                lst[i] = x
+                lst[i] = x.copy()
             return np.stack(lst)
 
     return _fixed(None), run, []

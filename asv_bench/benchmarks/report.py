@@ -494,8 +494,8 @@ def run(cfg=None, progress=True, stream=None):
     plan = _plan(cfg)
     jit_plan = _compiled_plan(cfg)
     list_plan = _list_plan(cfg)
-    list_cpu = [c for c in list_plan if not c[2].startswith("tf")]
-    list_tf = [c for c in list_plan if c[2].startswith("tf")]
+    list_cpu = [c for c in list_plan if c[2] not in lw.TF_VARIANTS]
+    list_tf = [c for c in list_plan if c[2] in lw.TF_VARIANTS]
     # TensorFlow cases last: TF's thread pools may still spin after its ops and would slow what follows
     order = sorted(range(len(plan)), key=lambda k: (plan[k][2].startswith("tf"), k))
     results = [None] * len(plan)
@@ -614,7 +614,7 @@ def _list_plan(cfg):
     for w in lw.WORKLOADS:
         for items in cfg.list_items:
             for v in lw.VARIANTS[w]:
-                if v.startswith("tf") and v not in cfg.impls:  # cfg.impls has no TensorFlow under --no-tf
+                if v in lw.TF_VARIANTS and v not in cfg.impls:  # cfg.impls has no TensorFlow under --no-tf
                     continue
                 plan.append((w, items, v))
     return plan
