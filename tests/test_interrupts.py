@@ -1121,7 +1121,8 @@ print("RESULT " + json.dumps(out))
 @pytest.mark.parametrize(
     "target",
     [
-        ("numba/core/dispatcher.py", "_compile_for_args"),
+        ("numba_ta/core/numba_compat.py", "compile_for_args"),  # a kernel's loader (not numba's _compile_for_args)
+        ("numba/core/dispatcher.py", "compile"),
         ("numba_ta/core/numba_compat.py", "load_overload"),  # what the dispatcher calls to load a kernel
         ("numba/core/caching.py", "load"),  # the index and data files
         ("numba_ta/core/numba_compat.py", "rebuild"),

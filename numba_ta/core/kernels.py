@@ -188,7 +188,7 @@ def _hold_signals_while_loading(kernel):
         return kernel
 
     def guarded_load(*args, **kws):
-        return holding_signals(load, *args, **kws)
+        return holding_signals(_numba_compat.compile_for_args, kernel, load, args, kws)
 
     _numba_compat.set_loader(kernel, guarded_load)  # numba's dispatcher looks it up on the instance
     return kernel

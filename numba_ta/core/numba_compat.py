@@ -422,6 +422,56 @@ def set_loader(dispatcher: Any, loader: Any) -> None:
     dispatcher._compile_for_args = loader
 
 
+_OmittedArg: Any = _resolve("numba.core.dispatcher", "OmittedArg")
+_ForceLiteralArg: Any = _resolve("numba.core.errors", "ForceLiteralArg")
+
+
+def compile_for_args(dispatcher: Any, fallback: Any, args: tuple, kws: dict) -> Any:
+    """Load (or compile) ``dispatcher``'s specialisation for ``args``; return its entry point.
+
+    What ``dispatcher._compile_for_args`` (``fallback``, :func:`get_loader`'s) does for
+    positional arguments, without its first step, ``_compilation_chain_init_hook``: that is
+    ``numba.core.entrypoints.init_all``, which scans every installed distribution's entry
+    points and imports each ``numba_extensions`` one (about 90 ms in a fresh process on the
+    2-core machine), the first time anything in the process is compiled or loaded through a
+    dispatcher.  numba_ta's kernels and engine need no extension: users' ``@njit`` code still
+    runs the hook at its own first compile.  The arguments are typed as the original types
+    them (``dispatcher.typeof_pyval``, which also holds the types for the call, in
+    ``_types_active_call``, cleared afterwards as the original does), and
+    ``Dispatcher.compile`` loads that signature from the cache, else compiles it, and returns
+    the entry point the dispatcher's C code then calls, as the original returns it.
+    Keyword arguments and omitted defaults (``OmittedArg``: numba_ta passes neither), and a
+    compile that asks for literal arguments (``ForceLiteralArg``), go to ``fallback``.  Read
+    in the sources of 0.59.1, 0.60.0 and 0.68.1: the same methods and attribute, and
+    ``_compile_for_args`` runs the hook, types with ``typeof_pyval`` and calls ``compile`` on
+    each.
+
+    Parameters
+    ----------
+    dispatcher : numba.core.dispatcher.Dispatcher
+        The kernel's dispatcher.
+    fallback : callable
+        Its own ``_compile_for_args``.
+    args : tuple
+        The call's positional arguments.
+    kws : dict
+        Its keyword arguments.
+
+    Returns
+    -------
+    callable
+        The compiled specialisation's entry point.
+    """
+    if kws or any(isinstance(a, _OmittedArg) for a in args):
+        return fallback(*args, **kws)
+    try:
+        return dispatcher.compile(tuple(dispatcher.typeof_pyval(a) for a in args))
+    except _ForceLiteralArg:  # a compile that asks for literal arguments: the original's retry
+        return fallback(*args)
+    finally:
+        dispatcher._types_active_call.clear()  # (a set on 0.68.1, a list on 0.59.1)
+
+
 # --------------------------------------------------------------------------- the disk cache
 FunctionCache: Any = _resolve("numba.core.caching", "FunctionCache")
 _CompileResultCacheImpl: Any = _resolve("numba.core.caching", "CompileResultCacheImpl")
