@@ -2,7 +2,7 @@
 
 ``setup.py`` runs this while ``pip install .`` builds the package, with the built
 package's ``numba_ta/_compiled`` as the folder, so that a new user's first ops load
-compiled code instead of compiling it (about a minute on 2 cores).
+compiled code instead of compiling it (75 to 150 s on 2 cores).
 :mod:`numba_ta.core.cache` reads the folder; what it does not hold (another CPU, another
 Numba, changed sources, a signature this workload does not reach) is compiled at first
 use as before.
@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     os.environ["NUMBA_TA_PRECOMPILE_INTO"] = os.path.abspath(argv[0])  # read by numba_ta.core.cache
     t0 = time.perf_counter()
-    print(f"numba_ta: compiling the engine and kernels into {argv[0]} (about a minute on 2 cores) ...", flush=True)
+    print(f"numba_ta: compiling the engine and kernels into {argv[0]} (one to three minutes on 2 cores) ...", flush=True)
     _ops()
     from numba_ta.core import cache as _cache
 
