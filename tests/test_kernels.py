@@ -262,7 +262,8 @@ l = raw_ops.TensorListPushBack(input_handle=l, tensor=np.ones(2, np.float32))
 raw_ops.TensorListStack(input_handle=l, element_shape=[2], element_dtype=np.float32)
 from numba.core import entrypoints  # (numba_ta's kernels load without Numba's compilation-chain hook)
 scanned = ["numba_extensions entry points"] if entrypoints._already_initialized else []
-print(sorted(m for m in ("numba.np.arraymath", "numba.np.linalg", "scipy.linalg") if m in sys.modules) + scanned)
+unneeded = ("numba.np.arraymath", "numba.np.linalg", "scipy.linalg", "numba.np.arrayobj", "numba.np.npyimpl")
+print(sorted(m for m in unneeded if m in sys.modules) + scanned)
 """
 
 
@@ -273,7 +274,9 @@ def test_loading_the_shipped_engine_imports_none_of_numbas_compiler_registries(t
     Numba's loader refreshes its target context first, importing every implementation module
     (``numba.np.arraymath`` imports SciPy): half a second of a cold process, which numba_ta's
     loader skips; and the engine's code uses none of ``numba.np.arraymath``'s functions, whose
-    environments would import it as they load.  Nor does it scan the installed distributions
+    environments would import it as they load; the environments of the Numba implementations
+    the engine does use (``numba.np.arrayobj``, ``numba.np.npyimpl``) load without importing
+    their modules (``numba_compat._rebuild_env_in_place``).  Nor does it scan the installed distributions
     for Numba's extension entry points (``numba.core.entrypoints.init_all``, ~90 ms), which
     Numba's ``_compile_for_args`` does before its first load or compile.
     """

@@ -56,6 +56,7 @@ from __future__ import annotations
 import importlib
 import operator
 import os
+import pickle
 import re
 import sys
 import warnings
@@ -476,6 +477,57 @@ def compile_for_args(dispatcher: Any, fallback: Any, args: tuple, kws: dict) -> 
 FunctionCache: Any = _resolve("numba.core.caching", "FunctionCache")
 _CompileResultCacheImpl: Any = _resolve("numba.core.caching", "CompileResultCacheImpl")
 _IndexDataCacheFile: Any = _resolve("numba.core.caching", "IndexDataCacheFile")
+_Environment: Any = _resolve("numba.core.environment", "Environment")
+_lookup_environment: Any = _resolve("numba.core.environment", "lookup_environment")
+
+
+def _rebuild_env_in_place(modname: str, consts: list, env_name: str) -> Any:
+    """Numba's ``environment._rebuild_env``, without importing the function's module when it is not imported yet.
+
+    Numba pickles each compiled function's ``Environment`` as its module's name, its
+    constants and its name, and unpickling imports the module to take its globals
+    (``Environment(mod.__dict__)``).  The engine's libraries hold Numba's own
+    implementations too (``numba.np.arrayobj``'s ``np.empty``, ``numba.np.npyimpl``'s
+    ufunc loops), whose modules a process that only loads compiled code never imports
+    otherwise: ~65 ms of a first op here.  Only object-mode code reads an environment's
+    globals (``numba.core.pylowering``); nopython code reads its constants
+    (``EnvironmentManager.read_const``), and numba_ta's compiled code has no object mode.
+    So a module not imported yet gets a globals dict holding only its ``__name__``, which
+    is what the environment pickles again (``Environment.__reduce__``).  Read in the
+    sources of 0.59.1, 0.60.0 and 0.68.1: the same function and memo on each.
+    """
+    env = _lookup_environment(env_name)
+    if env is not None:
+        return env
+    mod = sys.modules.get(modname)
+    env = _Environment(mod.__dict__ if mod is not None else {"__name__": modname})
+    env.consts[:] = consts
+    env.env_name = env_name
+    _Environment._memo[env_name] = env
+    return env
+
+
+class _Unpickler(pickle.Unpickler):
+    """Unpickle a cached entry with :func:`_rebuild_env_in_place` for Numba's ``_rebuild_env``."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == "numba.core.environment" and name == "_rebuild_env":
+            return _rebuild_env_in_place
+        return super().find_class(module, name)
+
+
+class _ShippedCacheFile(_IndexDataCacheFile):
+    """Numba's index and data files of a function, whose entries load with :class:`_Unpickler`.
+
+    ``_load_data`` is Numba's (``open``, ``read``, ``pickle.loads``; the same on 0.59.1,
+    0.60.0 and 0.68.1) with that unpickler.
+    """
+
+    def _load_data(self, name: str) -> Any:
+        with open(self._data_path(name), "rb") as f:
+            return _Unpickler(f).load()
+
+
 _CacheLocator: Any = _resolve("numba.core.caching", "_CacheLocator")
 #: ``numba.core.runtime.rtsys``: Numba's runtime (NRT); ``initialize(context)`` is idempotent.
 #: Tested on 0.59.1, 0.60.0, 0.68.1: the same object on each.
@@ -678,7 +730,7 @@ class FunctionCacheBase(FunctionCache):
         numba.core.caching.IndexDataCacheFile
             The files.
         """
-        return _IndexDataCacheFile(cache_path=folder, filename_base=self.filename_base, source_stamp=stamp)
+        return _ShippedCacheFile(cache_path=folder, filename_base=self.filename_base, source_stamp=stamp)
 
     def rebuild(self, target_context, data):
         """Return the compile result of ``data``, what :meth:`reduce` made (Numba's ``_impl.rebuild``, lazily).
