@@ -158,7 +158,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     os.environ["NUMBA_TA_PRECOMPILE_INTO"] = os.path.abspath(argv[0])  # read by numba_ta.core.cache
     t0 = time.perf_counter()
-    print(f"numba_ta: compiling the engine and kernels into {argv[0]} (one to three minutes on 2 cores) ...", flush=True)
+    where = argv[0]
+    print(f"numba_ta: compiling the engine and kernels into {where} (one to three minutes on 2 cores) ...", flush=True)
     _ops()
     from numba_ta.core import cache as _cache
 
