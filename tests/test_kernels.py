@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import threading
 
 import numba
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 
 from numba_ta.core import cache as _cache
 from numba_ta.core import kernels as _kernels
+from numba_ta.core import numba_compat as _numba_compat
 from numba_ta.core import state
 from numba_ta.jit import entries
 from numba_ta.tensor_array import engine
@@ -211,6 +213,45 @@ def test_code_compiled_into_the_shipped_folder_is_loaded_not_compiled(tmp_path):
     assert run("installed", "same") == ("hits 1 misses 0", [])
     line, saved = run("rebuilt", "other")
     assert line == "hits 0 misses 1" and len(saved) == 1  # compiled, and cached where Numba caches
+
+
+@pytest.mark.skipif(numba.config.DISABLE_JIT, reason="NUMBA_DISABLE_JIT=1: nothing is cached")
+def test_a_save_into_the_folder_being_built_holds_its_lock(tmp_path, monkeypatch):
+    """``precompile --jobs 2`` saves from two processes into one folder: a save waits for the folder's lock.
+
+    Numba rewrites a function's whole index on each save; two saves of one function at once
+    would lose an entry.  Here the test holds the lock while another thread saves.
+    """
+    (tmp_path / "locked_mod.py").write_text(
+        "from numba_ta.core import kernels\n\n\n@kernels.kernel()\ndef locked(x):\n    return x + 1\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(_kernels, "_KERNELS", [])
+    built = tmp_path / "built"
+    monkeypatch.setenv("NUMBA_TA_PRECOMPILE_INTO", str(built))
+    import locked_mod
+
+    assert locked_mod.locked(1) == 2  # compiled, and saved into the folder being built
+    (sig,) = locked_mod.locked.overloads
+    cache = _numba_compat.get_cache(locked_mod.locked)
+    saving = threading.Thread(target=cache.save_entry, args=(sig, locked_mod.locked.overloads[sig]))
+    with _cache._build_lock(str(built)):
+        saving.start()
+        saving.join(0.5)
+        assert saving.is_alive()  # waiting for the lock (a save takes milliseconds)
+    saving.join(30)
+    assert not saving.is_alive()
+    index = cache.index_file(str(built), _cache.source_stamp())
+    assert index.load(cache.index_key(sig, locked_mod.locked.targetctx.codegen())) is not None
+
+
+def test_precompile_refuses_bad_arguments(tmp_path, capsys):
+    from numba_ta.core import precompile
+
+    assert precompile.main([]) == 2
+    assert precompile.main([str(tmp_path), "--jobs", "3"]) == 2
+    assert "--jobs must be 1 to 2" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())  # nothing compiled, no manifest
 
 
 def test_source_stamp_covers_the_sources_and_numba_options(monkeypatch):

@@ -24,6 +24,7 @@ part of the stamp, so a debugging run does not load code built without them.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -197,6 +198,30 @@ def _shipped_missed(folder, target_context):
         warnings.warn(message, ShippedCodeMismatchWarning, stacklevel=2)
 
 
+#: The lock file of the folder being built (:func:`_build_lock`; removed when the build ends).
+BUILD_LOCK = ".lock"
+
+
+@contextlib.contextmanager
+def _build_lock(folder):
+    """Hold the lock file of the folder being built (POSIX ``flock``; where there is none, nothing).
+
+    Numba's index of a function is read, updated and written again by each save: two
+    processes saving entries of one function at once would lose one of them.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: precompile runs one process there
+        yield
+        return
+    with open(os.path.join(folder, BUILD_LOCK), "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 class KernelCache(_numba_compat.FunctionCacheBase):
     """Numba's function cache, which first looks in the cache shipped with the package.
 
@@ -276,6 +301,7 @@ class KernelCache(_numba_compat.FunctionCacheBase):
         if building:
             if self.cachable(data):
                 os.makedirs(self._shipped_at, exist_ok=True)
-                shipped.save(self.index_key(sig, data.codegen), self.reduce(data))
+                with _build_lock(self._shipped_at):  # the build's processes (precompile --jobs) update one index
+                    shipped.save(self.index_key(sig, data.codegen), self.reduce(data))
         else:
             self.save_to_numba(sig, data)
