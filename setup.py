@@ -3,7 +3,7 @@
 Everything else about the package is in ``pyproject.toml``.  ``pip install .`` builds a
 wheel; after setuptools copies the sources to the build folder, this runs
 ``python -m numba_ta.core.precompile <build>/numba_ta/_compiled`` on them, so that a new
-user's first ops load compiled code instead of compiling it (75 to 150 s on 2
+user's first ops load compiled code instead of compiling it (85 to 100 s on 2
 cores, paid once, at install).  Skipped for editable installs (their in-tree Numba cache
 fills at first use) and when ``NUMBA_TA_PRECOMPILE=0``; a failure only warns: the
 package then compiles at first use, as without the hook.

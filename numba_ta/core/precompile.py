@@ -2,7 +2,7 @@
 
 ``setup.py`` runs this while ``pip install .`` builds the package, with the built
 package's ``numba_ta/_compiled`` as the folder, so that a new user's first ops load
-compiled code instead of compiling it (75 to 150 s on 2 cores).
+compiled code instead of compiling it (85 to 100 s on 2 cores, in two processes).
 :mod:`numba_ta.core.cache` reads the folder; what it does not hold (another CPU, another
 Numba, changed sources, a signature this workload does not reach) is compiled at first
 use as before.
