@@ -27,8 +27,7 @@ the whole path against central finite differences in float64.
 
 The demo is an application of numba_ta, outside the library package: it uses
 only numba_ta's public API.  Its modules, one concept each (this package
-re-exports their public names; ``numba_ta.examples.char_rnn`` is an alias of
-it, kept for code that imports the demo from there):
+re-exports their public names):
 
 * ``numba_ta_demo.text``: the training text (:func:`zen_of_python`,
   :func:`load_text`, :class:`Vocab`, :class:`TextError`);
@@ -97,8 +96,7 @@ from .sampling import sample  # noqa: F401 - re-exported (__all__)
 from .text import TextError, Vocab, load_text, validate_text, zen_of_python  # noqa: F401 - re-exported (__all__)
 from .training import TrainResult, prepare_kernels, smooth, train  # noqa: F401 - re-exported (__all__)
 
-# every public name of the submodules (a superset of the old module's __all__, which
-# ``numba_ta.examples.char_rnn`` keeps)
+# every public name of the submodules
 __all__ = [
     *text.__all__,
     *model.__all__,

@@ -1,4 +1,4 @@
-"""The BPTT demo (numba_ta_demo, and its old import path numba_ta.examples.char_rnn) and the ``numba-ta`` command."""
+"""The BPTT demo (numba_ta_demo) and the ``numba-ta`` command."""
 
 import functools
 import os
@@ -681,33 +681,7 @@ def test_demo_jit(capsys):
     assert m, captured.out
 
 
-# --------------------------------------------------------------------------- the package and its old import path
-
-OLD_ALL = [  # numba_ta.examples.char_rnn.__all__ before the demo became the package numba_ta_demo
-    "PARAM_NAMES", "TextError", "Vocab", "zen_of_python", "load_text", "validate_text", "init_params", "forward",
-    "loss", "loss_and_grads", "loss_and_grads_compiled", "step_times", "LossAndGrads", "GRAD_CHECK_STEP",
-    "GRAD_CHECK_RTOL", "finite_difference_atol", "GradCheckEntry", "GradCheckResult", "check_gradients",
-    "clip_gradients", "learning_rate", "Adam", "sample", "TrainResult", "train", "DemoResult", "run_demo", "smooth",
-    "grad_check_batch",
-]  # fmt: skip
-OLD_OTHER_NAMES = [  # public names of the old module outside its __all__ (numba-ta demo uses them)
-    "GRAD_SOURCE", "prepare_kernels", "DEFAULT_STEPS", "DEFAULT_HIDDEN", "DEFAULT_SEQ_LEN", "DEFAULT_LR",
-    "DEFAULT_LR_DECAY_START", "DEFAULT_SAMPLE_LEN", "DEFAULT_TEMPERATURE", "DEFAULT_GRAD_CHECK_ENTRIES",
-]  # fmt: skip
-
-
-def test_the_old_import_path_is_an_alias_of_the_package():
-    import numba_ta.examples
-    from numba_ta.examples import char_rnn
-
-    assert numba_ta.examples.char_rnn is char_rnn
-    assert char_rnn.__all__ == OLD_ALL
-    for name in OLD_ALL + OLD_OTHER_NAMES:
-        assert getattr(char_rnn, name) is getattr(demo, name), name
-    assert set(OLD_ALL + OLD_OTHER_NAMES) <= set(demo.__all__)
-    namespace = {}
-    exec("from numba_ta.examples.char_rnn import *", namespace)
-    assert set(namespace) - {"__builtins__"} == set(OLD_ALL)
+# --------------------------------------------------------------------------- the package
 
 
 def test_the_demo_uses_only_numba_tas_public_names():

@@ -1,16 +1,11 @@
 """The package's layout: each folder imports only the layers below it, no import cycles, no private
-name used outside its folder, and the module names of the flat layout still import (pickles name them).
+name used outside its folder.
 """
 
 from __future__ import annotations
 
 import ast
-import importlib
-import pickle
 from pathlib import Path
-
-import numpy as np
-import pytest
 
 import numba_ta
 
@@ -108,47 +103,10 @@ def test_no_private_name_is_imported_from_another_folder():
     assert not bad, "\n".join(bad)
 
 
-@pytest.mark.parametrize("old", sorted(numba_ta._MOVED))
-def test_the_flat_layouts_module_names_import_the_modules_that_hold_their_names(old):
-    module = importlib.import_module(f"numba_ta.{old}")
-    assert module is importlib.import_module(numba_ta._MOVED[old])
-
-
-def _as_before_the_layout(obj):
-    """Pickle ``obj`` as the flat layout named its modules (protocol 0 spells module names as text lines)."""
-    data = pickle.dumps(obj, protocol=0)
-    for new, old in (
-        (b"numba_ta.tensor_array.registry\n", b"numba_ta._registry\n"),
-        (b"numba_ta.tensor_array.storage\n", b"numba_ta._storage\n"),
-        (b"numba_ta.tensor_list.store\n", b"numba_ta._tensor_list\n"),
-    ):
-        data = data.replace(new, old)
-    assert b"numba_ta.tensor_" not in data
-    return data
-
-
-def test_pickles_naming_the_flat_layouts_modules_load():
-    """Arrays and lists pickled by the release before the layout name ``numba_ta._registry``, ``_tensor_list``..."""
-    value = np.arange(6, dtype=np.float32).reshape(3, 2)
-    ta = numba_ta.TensorArray(np.float32, size=3, clear_after_read=False).unstack(value)
-    handle = pickle.loads(_as_before_the_layout(ta.handle))
-    got = numba_ta.raw_ops.TensorArrayGatherV3(handle=handle, indices=[0, 1, 2], flow_in=ta.flow, dtype=np.float32)
-    np.testing.assert_array_equal(got, value)
-
-    es = np.array([2], np.int32)
-    lst = numba_ta.raw_ops.TensorListFromTensor(tensor=value, element_shape=es)
-    lst = numba_ta.raw_ops.TensorListResize(input_handle=lst, size=4)  # an unset element: _UNSET by name
-    back = pickle.loads(_as_before_the_layout(lst))
-    assert numba_ta.raw_ops.TensorListLength(input_handle=back) == 4
-    got = numba_ta.raw_ops.TensorListGetItem(input_handle=back, index=2, element_shape=es, element_dtype=np.float32)
-    np.testing.assert_array_equal(got, value[2])
-
-
-def test_the_class_is_reachable_as_before():
-    from numba_ta.tf2_tensor_array import TF2TensorArray
-
+def test_the_classes_are_reachable_from_their_folders():
     import numba_ta.tensor_array
     from numba_ta.tensor_array import TensorArray
+    from numba_ta.tensor_list.tf2 import TF2TensorArray
 
     assert TensorArray is numba_ta.TensorArray is numba_ta.tensor_array.TensorArray
     assert TF2TensorArray is numba_ta.TF2TensorArray

@@ -41,9 +41,8 @@ an ``OSError`` while loading an entry as a file that vanished, treats it as a mi
 compiles the function again, replacing the stale entry.  So a user's function cached against
 another numba_ta is recompiled, never loaded against entries it does not match; a name that no
 longer exists is never looked up (LLVM would abort the process on an unresolved symbol), and
-old names need not stay registered.  A function cached by a numba_ta older than this module
-carries its own inlined engine and no hook, as before.  :func:`_reload` must keep its name
-and accept any arguments in every later version.
+old names need not stay registered.  :func:`_reload` must keep its name and accept any
+arguments in every later version.
 """
 
 from __future__ import annotations
@@ -109,8 +108,8 @@ def symbol(op: str) -> str:
 
 #: What a user function's unboxing and cleanup of an array call (``numba_ta.jit.extension``), as cached code names them.
 ENTERING = (
-    "numba_ta._jit._enter_meminfo",
-    "numba_ta._jit._leave",
+    "numba_ta.jit.extension._enter_meminfo",
+    "numba_ta.jit.extension._leave",
     "the cleanup calls _leave again until it returns",
 )
 

@@ -624,19 +624,10 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def _box(meminfo_addr, meminfo=None, typ=None):
-    """Return the TensorArray object for a struct returned by compiled code (boxing).
-
-    ``meminfo`` and ``typ`` default to None for code compiled (and cached) by an
-    earlier numba_ta, whose boxing passed the address only.
-    """
+def _box(meminfo_addr, meminfo, typ):
+    """Return the TensorArray object for a struct returned by compiled code (boxing)."""
     storage = _ARRAYS.get(meminfo_addr)
     if storage is None:  # created in compiled code: the Python side makes its array now
-        if meminfo is None:
-            raise RuntimeError(
-                "a TensorArray created by cached compiled code of an older numba_ta cannot be returned: "
-                "clear the cache of the compiled function (its *.nbi/*.nbc files)"
-            )
         return _adopt(meminfo, typ)
     # the array entered as an argument of this call (its cleanup syncs the class's shape), or one
     # created in this call and already adopted (returned twice)
