@@ -5,8 +5,8 @@ kernels of ``ZerosLike`` / ``AddN``, :mod:`numba_ta.gradients`). It follows the
 TensorFlow semantics reference (``docs/semantics.rst``, section ``tl-semantics``) rule by
 rule, in the order written there, with numba_ta's divergences where TensorFlow crashes
 (``tl-crashes``) and ScatterIntoExistingList's gap (``tl-scatter-existing`` step 7).
-Speed is irrelevant; nothing is shared with numba_ta but the message templates
-(:func:`numba_ta.tf.messages.message`, by code).
+Speed is irrelevant; nothing is shared with numba_ta: the error texts are written out in
+:mod:`tests.helpers.list_messages` (TensorFlow's, and numba_ta's own where TensorFlow crashes).
 
 A list is a :class:`RefList`, an immutable value: ``dtype`` (a numpy dtype, ``object``
 for TensorFlow's ``variant``), ``element_shape`` (a partial shape: None for an unknown
@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from numba_ta.tf.messages import MESSAGES, message
+from tests.helpers import list_messages
 from tests.helpers import reference as _array_reference
 from tests.helpers.reference import partial_str, shape_str
 
@@ -53,8 +53,7 @@ class RefError(Exception):
 
     def __init__(self, code, **fields):
         self.code = code
-        self.cls = MESSAGES[code][0].__name__
-        self.text = message(code, **fields)
+        self.cls, self.text = list_messages.text(code, **fields)
         super().__init__(f"{self.cls}: {self.text} ({code})")
 
 
