@@ -29,7 +29,7 @@ import numba_ta  # noqa: E402
 # -- project -----------------------------------------------------------------
 project = "numba_ta"
 author = "the numba_ta authors"
-copyright = "the numba_ta authors"  # noqa: A001 - Sphinx's name
+copyright = "the numba_ta authors"  # Sphinx's name
 release = numba_ta.__version__
 version = ".".join(release.split(".")[:2])
 

@@ -152,7 +152,7 @@ def _flow(flow_in: Any, op: str) -> np.float32:
     return np.float32(a)
 
 
-def TensorArrayV3(  # noqa: N802 - TF's op name
+def TensorArrayV3(  # TF's op name
     size: npt.ArrayLike,
     dtype: npt.DTypeLike | int,
     element_shape: TensorShape | Sequence[int | None] | None = None,
@@ -252,7 +252,7 @@ def TensorArrayV3(  # noqa: N802 - TF's op name
         raise op_error(e, "TensorArrayV3") from None
 
 
-def TensorArrayWriteV3(  # noqa: N802
+def TensorArrayWriteV3(
     handle: TensorArrayHandle,
     index: SupportsIndex,
     value: npt.ArrayLike,
@@ -319,7 +319,7 @@ def TensorArrayWriteV3(  # noqa: N802
     return flow
 
 
-def TensorArrayReadV3(  # noqa: N802
+def TensorArrayReadV3(
     handle: TensorArrayHandle,
     index: SupportsIndex,
     flow_in: float | np.floating[Any],
@@ -381,7 +381,7 @@ def TensorArrayReadV3(  # noqa: N802
     return storage.op_read(i, dt)
 
 
-def TensorArrayGatherV3(  # noqa: N802
+def TensorArrayGatherV3(
     handle: TensorArrayHandle,
     indices: npt.ArrayLike,
     flow_in: float | np.floating[Any],
@@ -452,7 +452,7 @@ def TensorArrayGatherV3(  # noqa: N802
     return storage.op_gather(indices, dt, attr)
 
 
-def TensorArrayScatterV3(  # noqa: N802
+def TensorArrayScatterV3(
     handle: TensorArrayHandle,
     indices: npt.ArrayLike,
     value: npt.ArrayLike,
@@ -515,7 +515,7 @@ def TensorArrayScatterV3(  # noqa: N802
     return flow
 
 
-def TensorArrayConcatV3(  # noqa: N802
+def TensorArrayConcatV3(
     handle: TensorArrayHandle,
     flow_in: float | np.floating[Any],
     dtype: npt.DTypeLike | int,
@@ -581,7 +581,7 @@ def TensorArrayConcatV3(  # noqa: N802
     return TensorArrayConcatV3Result(*storage.op_concat(dt, except0))
 
 
-def TensorArraySplitV3(  # noqa: N802
+def TensorArraySplitV3(
     handle: TensorArrayHandle,
     value: npt.ArrayLike,
     lengths: npt.ArrayLike,
@@ -645,7 +645,7 @@ def TensorArraySplitV3(  # noqa: N802
     return flow
 
 
-def TensorArraySizeV3(  # noqa: N802
+def TensorArraySizeV3(
     handle: TensorArrayHandle, flow_in: float | np.floating[Any], name: str | None = None
 ) -> np.int32:
     """Return the number of elements (``tf.raw_ops.TensorArraySizeV3``).
@@ -691,7 +691,7 @@ def TensorArraySizeV3(  # noqa: N802
     return storage.op_size()
 
 
-def TensorArrayCloseV3(handle: TensorArrayHandle, name: str | None = None) -> None:  # noqa: N802
+def TensorArrayCloseV3(handle: TensorArrayHandle, name: str | None = None) -> None:
     """Close the array and free its storage (``tf.raw_ops.TensorArrayCloseV3``).
 
     Parameters
@@ -751,7 +751,7 @@ def _grad(
     return fwd.op_grad(source, None if shape_to_prepend is _NO_PREPEND else shape_to_prepend), np.float32(0.0)
 
 
-def TensorArrayGradV3(  # noqa: N802
+def TensorArrayGradV3(
     handle: TensorArrayHandle,
     flow_in: float | np.floating[Any],
     source: str | bytes,
@@ -814,7 +814,7 @@ def TensorArrayGradV3(  # noqa: N802
         raise op_error(e, "TensorArrayGradV3") from None
 
 
-def TensorArrayGradWithShape(  # noqa: N802
+def TensorArrayGradWithShape(
     handle: TensorArrayHandle,
     flow_in: float | np.floating[Any],
     shape_to_prepend: npt.ArrayLike | TensorShape,

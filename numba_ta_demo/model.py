@@ -419,7 +419,7 @@ def _source_stamp():
 
 
 def _make_step(_stamp):
-    def _step_compiled(ta, g, Wxh, Whh, bh, Why, by, inputs, targets, h0):  # noqa: N803
+    def _step_compiled(ta, g, Wxh, Whh, bh, Why, by, inputs, targets, h0):
         _stamp  # noqa: B018  # numba_ta's source hash, in the closure: part of Numba's cache key
         T = inputs.size
         H = Whh.shape[0]

@@ -126,7 +126,7 @@ def pytest_collection_finish(session):
         return
     try:
         import tensorflow  # noqa: F401
-    except Exception as e:  # noqa: BLE001 - ImportError, or a broken install raising anything
+    except Exception as e:  # ImportError, or a broken install raising anything
         pytest.exit(
             f"CI=true: the oracle tests need TensorFlow (pip install '.[oracle]'), which cannot be imported: {e!r}",
             returncode=pytest.ExitCode.USAGE_ERROR,

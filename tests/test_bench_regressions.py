@@ -16,12 +16,12 @@ import pytest
 
 pytest.importorskip("asv")
 
-from asv.results import Results  # noqa: E402
-from asv.runner import BenchmarkResult  # noqa: E402
-from asv_runner.statistics import compute_stats  # noqa: E402
+from asv.results import Results
+from asv.runner import BenchmarkResult
+from asv_runner.statistics import compute_stats
 
-from numba_ta import _bench_cmd  # noqa: E402
-from numba_ta.cli import main  # noqa: E402
+from numba_ta import _bench_cmd
+from numba_ta.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = ROOT / "asv_bench"

@@ -174,12 +174,12 @@ def storage_snapshot(s, nested=True):
     for i in range(n):
         try:
             elements.append(_element_record(s, i))
-        except Exception as e:  # noqa: BLE001 - a broken element is part of the state
+        except Exception as e:  # a broken element is part of the state
             elements.append(("unreadable", type(e).__name__, str(e)))
     snap["elements"] = elements
     try:
         snap["bits_past_size"] = bool(np.any(s.state[n:]))
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         snap["bits_past_size"] = ("unreadable", type(e).__name__)
     if nested:
         snap["grads"] = {src: storage_snapshot(g, nested=False) for src, g in sorted(s.grads.items())}
@@ -518,7 +518,7 @@ def follow_up(ctx):
     def rec(tag, fn):
         try:
             r = fn()
-        except Exception as e:  # noqa: BLE001 - errors are outcomes to compare
+        except Exception as e:  # errors are outcomes to compare
             out.append((tag, "error", type(e).__name__, _norm_msg(getattr(e, "message", e))))
             return None
         out.append((tag, "ok", _norm_result(r)))
@@ -598,7 +598,7 @@ class Report:
 def _run_plain(case, ctx):
     try:
         return ("ok", case.op(ctx))
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         return ("error", e)
 
 
@@ -627,7 +627,7 @@ def run_harness(case, traced=in_numba_ta, max_points=5000):
     counter = Interrupter(0, traced)
     try:
         res = ("ok", counter.run(lambda: case.op(c_done)))
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         res = ("error", e)
     rep.done_outcome = res[0] if res[0] == "ok" else f"{type(res[1]).__name__}: {res[1]}"
     want = None
@@ -654,7 +654,7 @@ def run_harness(case, traced=in_numba_ta, max_points=5000):
         exc = None
         try:
             it.run(lambda ctx=ctx: case.op(ctx))
-        except BaseException as e:  # noqa: BLE001 - KeyboardInterrupt is what we expect
+        except BaseException as e:  # KeyboardInterrupt is what we expect
             exc = e
         if it.where is None:  # ran through (a path shorter than the counted one): must be done
             _drop(exc)
@@ -1035,7 +1035,7 @@ def test_conversion_raising_keyboardinterrupt_reaches_caller_and_changes_nothing
     exc = None
     try:
         op(ctx, kind())
-    except BaseException as e:  # noqa: BLE001
+    except BaseException as e:
         exc = e
     try:
         if kind.calls == 0:
@@ -1381,7 +1381,7 @@ def _check_stress_array(run, a):
             continue
         try:
             v = element_value(s, i)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             p.append(f"{a.label}[{i}]: holds data that cannot be read back: {e!r}")
             continue
         if a.grad_base is not None:
@@ -1403,7 +1403,7 @@ def _check_stress_array(run, a):
                 continue
             try:
                 v = element_value(s, i)
-            except Exception:  # noqa: BLE001 - reported above
+            except Exception:  # reported above
                 continue
             if a.grad_base is not None:
                 sub = _grad_subset(a, i, v)
@@ -1449,7 +1449,7 @@ def _check_usable(run, a):
                     run.problems.append(f"{a.label}[{i}]: after the batch, read gave {got!r}, stored {v!r}")
     except OpError as e:
         run.problems.append(f"{a.label}: after the batch, a plain write/read raised {type(e).__name__}: {e.message}")
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         run.problems.append(f"{a.label}: after the batch, a plain write/read raised {e!r}")
 
 
@@ -1517,7 +1517,7 @@ def test_sigalrm_keyboardinterrupt_stress_random_ops_all_or_nothing():
                     if any(isinstance(x, KeyboardInterrupt) for x in _chain(e)[1:]):
                         _record_unexpected(run, a, what, e)
                     _drop(e)
-                except BaseException as e:  # noqa: BLE001 - SystemError, IndexError, RuntimeError ...
+                except BaseException as e:  # SystemError, IndexError, RuntimeError ...
                     _record_unexpected(run, a, what, e)
                     _drop(e)
                 if outcome == "ok":
@@ -1696,7 +1696,7 @@ def test_signal_during_parallel_kernel_arrives_as_keyboardinterrupt_all_or_nothi
                 outcome = "interrupted"
                 interrupted += 1
                 _drop(e)
-            except BaseException as e:  # noqa: BLE001 - what the test is about: TypeError, SystemError ...
+            except BaseException as e:  # what the test is about: TypeError, SystemError ...
                 chain = " <- ".join(f"{type(x).__name__}({str(x)[:80]})" for x in _chain(e))
                 wrong.append(f"trial {trial}: {chain}")
                 _drop(e)
@@ -1794,7 +1794,7 @@ def test_signal_while_compiled_code_calls_python_arrives_as_keyboardinterrupt(na
             except KeyboardInterrupt as e:
                 interrupted += 1
                 _drop(e)
-            except BaseException as e:  # noqa: BLE001 - what the test is about
+            except BaseException as e:  # what the test is about
                 wrong.append(f"trial {trial}: " + " <- ".join(f"{type(x).__name__}({str(x)[:80]})" for x in _chain(e)))
                 _drop(e)
             for ta in made:  # the call's cleanup ran whole: the argument unlocked, not marked held

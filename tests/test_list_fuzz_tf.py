@@ -35,13 +35,13 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-import random  # noqa: E402
-import re  # noqa: E402
-import sys  # noqa: E402
-from typing import Any, NamedTuple  # noqa: E402
+import random
+import re
+import sys
+from typing import Any, NamedTuple
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import numpy as np
+import pytest
 
 from tests.helpers import list_reference as ref
 from tests.helpers.list_reference import VARIANT, VZ, RefError, RefList

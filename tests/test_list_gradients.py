@@ -24,12 +24,12 @@ import types
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import numpy as np
+import pytest
 
-import numba_ta  # noqa: E402
-from numba_ta import errors, gradients  # noqa: E402
-from numba_ta import raw_ops as nb_ops  # noqa: E402
+import numba_ta
+from numba_ta import errors, gradients
+from numba_ta import raw_ops as nb_ops
 from numba_ta.tensor_list import grads as G
 
 try:

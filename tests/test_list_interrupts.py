@@ -94,7 +94,7 @@ def outcome(fn, depth=0):
     """``("ok", description of fn())`` or ``("error", class, message)``."""
     try:
         r = fn()
-    except Exception as e:  # noqa: BLE001 - errors are outcomes to compare
+    except Exception as e:  # errors are outcomes to compare
         out = ("error", type(e).__name__, _norm_msg(e))
         drop(e)
         return out
@@ -122,7 +122,7 @@ def read_list(h, depth=0):
     out.append(outcome(lambda: raw_ops.TensorListElementShape(input_handle=h, shape_type=np.int32), depth))
     try:
         n = int(raw_ops.TensorListLength(input_handle=h))
-    except Exception:  # noqa: BLE001 - recorded above
+    except Exception:  # recorded above
         n = 0
     for i in range(n + 1):
         out.append(
@@ -156,7 +156,7 @@ def _follow_handle(ctx, h):
     def step(tag, fn):
         try:
             r = fn()
-        except Exception as e:  # noqa: BLE001 - errors are outcomes to compare
+        except Exception as e:  # errors are outcomes to compare
             steps.append((tag, "error", type(e).__name__, _norm_msg(e)))
             drop(e)
             return None
@@ -431,7 +431,7 @@ def run_harness(case, traced=in_numba_ta, max_points=3000):
         result = None
         try:
             result = it.run(lambda ctx=ctx: case.op(ctx))
-        except BaseException as e:  # noqa: BLE001 - KeyboardInterrupt is what we expect
+        except BaseException as e:  # KeyboardInterrupt is what we expect
             exc = e
         if it.where is None:  # ran through (a shorter path than the counted one)
             got = ("ok", desc(result)) if exc is None else ("error", type(exc).__name__, _norm_msg(exc))

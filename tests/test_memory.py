@@ -39,7 +39,7 @@ def rss_mb():
     return resident * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-class nogc:  # noqa: N801 - used like a function
+class nogc:  # used like a function
     """Disable the cyclic garbage collector inside the block (only reference counting frees)."""
 
     def __enter__(self):

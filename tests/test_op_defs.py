@@ -25,9 +25,9 @@ import pytest
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-import numba_ta  # noqa: E402
-from numba_ta import errors, raw_ops  # noqa: E402
-from numba_ta.tf.opdefs import INPUTS, OUTPUTS, RESULTS  # noqa: E402
+import numba_ta
+from numba_ta import errors, raw_ops
+from numba_ta.tf.opdefs import INPUTS, OUTPUTS, RESULTS
 
 oracle = pytest.mark.oracle
 
@@ -180,7 +180,7 @@ class Backend:
     def call(self, op, kw):
         try:
             return True, getattr(self.R, op)(**kw)
-        except Exception as e:  # noqa: BLE001 - compared by the caller
+        except Exception as e:  # compared by the caller
             return False, e
 
 

@@ -28,8 +28,8 @@ from tests.helpers.oracle_util import Runner, S, run  # noqa: E402
 # and the driver without numba_ta); the tests calling numba_ta directly are skipped then.
 SELFTEST = os.environ.get("NUMBA_TA_ORACLE_SELFTEST") == "1"
 if not SELFTEST:
-    import numba_ta  # noqa: E402
-    from numba_ta import raw_ops as nb_ops  # noqa: E402
+    import numba_ta
+    from numba_ta import raw_ops as nb_ops
 
 pytestmark = pytest.mark.oracle
 needs_numba_ta = pytest.mark.skipif(SELFTEST, reason="self-test mode: TF only")

@@ -38,9 +38,9 @@ import pytest
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-import numba_ta  # noqa: E402
-from numba_ta import errors, raw_ops  # noqa: E402
-from numba_ta.errors import InvalidArgumentError  # noqa: E402
+import numba_ta
+from numba_ta import errors, raw_ops
+from numba_ta.errors import InvalidArgumentError
 
 try:
     import tensorflow as tf
@@ -660,7 +660,7 @@ SHAPE_FORMS = [
 
 def _shape_form(form):
     if isinstance(form, str):
-        return eval(form, {"tf": tf})  # noqa: S307 - a fixed test string
+        return eval(form, {"tf": tf})  # a fixed test string
     return form
 
 
@@ -761,7 +761,7 @@ def test_oracle_tensor_shape_indexing_and_slicing():
                     got = cls(dims)[key]
                     outcomes.append(("value", got.as_list() if got.rank is not None else "unknown")
                                     if hasattr(got, "rank") else ("value", got))  # fmt: skip
-                except Exception as e:  # noqa: BLE001  # the exception is the outcome compared
+                except Exception as e:  # the exception is the outcome compared
                     outcomes.append((type(e).__name__, str(e)))
             assert outcomes[0] == outcomes[1], (dims, key, outcomes)
 

@@ -221,7 +221,7 @@ def test_program_twins(seed, monkeypatch):
 # --------------------------------------------------------------------------- the state machine
 
 try:
-    import hypothesis  # noqa: F401
+    import hypothesis
 except ImportError:  # pragma: no cover - hypothesis is a test extra
     hypothesis = None
 

@@ -195,14 +195,14 @@ def test_handles_pickle(dtype):
             R.TensorListGetItem(input_handle=h, index=i, element_shape=[], element_dtype=dtype)
             if dtype is object
             else None
-        )  # noqa: E501
+        )
         if dtype is object:
             b = R.TensorListGetItem(input_handle=h2, index=i, element_shape=[], element_dtype=dtype)
             assert type(a) is type(b)
         elif i == 1:
             np.testing.assert_array_equal(
                 R.TensorListGetItem(input_handle=h2, index=i, element_shape=-1, element_dtype=dtype),
-                np.ones((4, 2), dtype),  # noqa: E501
+                np.ones((4, 2), dtype),
             )
     assert pickle.loads(pickle.dumps(numba_ta.VARIANT_ZERO)) is numba_ta.VARIANT_ZERO
 

@@ -57,7 +57,7 @@ def run_threads(target, n, timeout=JOIN_TIMEOUT):
     def wrap(k):
         try:
             target(k)
-        except BaseException as e:  # noqa: BLE001 - reported below
+        except BaseException as e:  # reported below
             errors.append((k, e))
 
     threads = [threading.Thread(target=wrap, args=(k,), daemon=True, name=f"ta-{k}") for k in range(n)]
@@ -326,7 +326,7 @@ def _counter_during_calls(call, repeats):
                 c0 = cnt[0]
                 call()
                 deltas.append(cnt[0] - c0)
-        except BaseException as e:  # noqa: BLE001
+        except BaseException as e:
             errors.append(e)
         finally:
             done.set()

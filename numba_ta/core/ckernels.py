@@ -370,11 +370,11 @@ def prepare_write(hdr, items, m):
 
 if not _JIT:  # the engine runs as Python: the kernels are called as Python functions
 
-    def ready(slot):  # noqa: F811
+    def ready(slot):
         """Return True (the Python kernels are always there)."""
         return True
 
-    def call(slot, big, small, boff, soff, sizes, add, m):  # noqa: F811
+    def call(slot, big, small, boff, soff, sizes, add, m):
         """Run the Python kernel of ``slot`` (see the compiled :func:`call`); return True."""
         if slot == GATHER:
             kernels.gather_segments(big, boff, sizes, soff, small)

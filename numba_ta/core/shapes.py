@@ -179,7 +179,7 @@ def _new(s, n, like, zeros, shape, dtype):
     ok = True
     try:
         a = _alloc(n, like.dtype, zeros)
-    except Exception:  # noqa: BLE001 - MemoryError (or numpy's ValueError, as Python): TF's error instead
+    except Exception:  # MemoryError (or numpy's ValueError, as Python): TF's error instead
         ok = False
     if not ok:
         return oom(s, shape, dtype), a

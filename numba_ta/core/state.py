@@ -330,32 +330,32 @@ if getattr(config, "DISABLE_JIT", False):  # the engine runs as Python: a plain 
         err = np.zeros(ERR_WORDS, np.int64)
         return _PyState(data, state, shape_id, offsets, hdr, dims, starts, items, es, ces, name, err)
 
-    def borrow(s, field):  # type: ignore[misc]  # noqa: F811 - the intrinsics' stand-ins
+    def borrow(s, field):  # type: ignore[misc]  # the intrinsics' stand-ins
         """Return the struct's array ``field`` and its size (compiled: its data pointer, not a reference)."""
         a = getattr(s, field)
         return a, a.size
 
-    def borrow_fields(s):  # type: ignore[misc]  # noqa: F811
+    def borrow_fields(s):  # type: ignore[misc]
         """Return each field of :data:`BORROWED` and its size, flat (compiled: data pointers)."""
         return tuple(x for n in BORROWED for x in borrow(s, n))
 
-    def data_ptr(a):  # type: ignore[misc]  # noqa: F811
+    def data_ptr(a):  # type: ignore[misc]
         """Return the array ``a`` as a flat view (compiled: the pointer to its first item)."""
         return a.reshape(-1)
 
-    def cast_ptr(p, like):  # type: ignore[misc]  # noqa: F811
+    def cast_ptr(p, like):  # type: ignore[misc]
         """Return the bytes ``p`` viewed as items of ``like``'s dtype (compiled: the pointer cast)."""
         return p.view(like.dtype)
 
-    def move_bytes(dst, d0, src, s0, n):  # type: ignore[misc]  # noqa: F811
+    def move_bytes(dst, d0, src, s0, n):  # type: ignore[misc]
         """Copy ``src[s0:s0 + n]`` to ``dst[d0:d0 + n]`` (compiled: a memmove between pointers)."""
         dst[d0 : d0 + n] = src[s0 : s0 + n]
 
-    def advise_huge(a):  # noqa: F811 - numpy advises its own allocations
+    def advise_huge(a):  # numpy advises its own allocations
         """Return ``a`` (numpy advised its own allocation already)."""
         return a
 
-    def _alloc(n, dtype, zeros):  # noqa: F811 - numpy's zeros map zeroed pages lazily
+    def _alloc(n, dtype, zeros):  # numpy's zeros map zeroed pages lazily
         return (np.zeros if zeros else np.empty)(n, dtype)
 
 else:

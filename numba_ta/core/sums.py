@@ -118,7 +118,7 @@ def add_items(dst, src, code):
 if getattr(config, "DISABLE_JIT", False):
     _add_items = add_items
 
-    def add_items(dst, src, code):  # noqa: F811 - numpy's warnings off, as in compiled code
+    def add_items(dst, src, code):  # numpy's warnings off, as in compiled code
         """:func:`add_items` as Python: IEEE sums quietly (``inf - inf`` is NaN without a warning), as compiled."""
         with np.errstate(all="ignore"):
             _add_items(dst, src, code)

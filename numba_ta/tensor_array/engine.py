@@ -463,7 +463,7 @@ def _result(s, idx, sids, zsid, es, n, shape):
     if ok:
         try:
             out = advise_huge(np.empty(n * isz, np.uint8))
-        except Exception:  # noqa: BLE001
+        except Exception:
             ok = False
     if not ok:
         if zsid >= 0:

@@ -72,7 +72,7 @@ __all__ = [
 
 # --------------------------------------------------------------------------- many elements
 @_op("TensorListStack")
-def TensorListStack(  # noqa: N802
+def TensorListStack(
     input_handle: Any, element_shape: Any, element_dtype: Any, num_elements: int = -1, name: str | None = None
 ) -> np.ndarray:
     """Stack all elements on a new first axis (``tf.raw_ops.TensorListStack``).
@@ -148,7 +148,7 @@ def TensorListStack(  # noqa: N802
 
 
 @_op("TensorListGather")
-def TensorListGather(  # noqa: N802
+def TensorListGather(
     input_handle: Any, indices: Any, element_shape: Any, element_dtype: Any, name: str | None = None
 ) -> np.ndarray:
     """Stack the elements at ``indices`` (``tf.raw_ops.TensorListGather``).
@@ -261,7 +261,7 @@ def _scatter_checks(op, tensor, indices, element_shape, num_elements=None):
 
 
 @_op("TensorListScatter")
-def TensorListScatter(tensor: Any, indices: Any, element_shape: Any, name: str | None = None) -> TensorListHandle:  # noqa: N802
+def TensorListScatter(tensor: Any, indices: Any, element_shape: Any, name: str | None = None) -> TensorListHandle:
     """Make a list with row ``k`` of ``tensor`` at ``indices[k]`` (``tf.raw_ops.TensorListScatter``).
 
     Parameters
@@ -307,7 +307,7 @@ def TensorListScatter(tensor: Any, indices: Any, element_shape: Any, name: str |
 
 
 @_op("TensorListScatterV2")
-def TensorListScatterV2(  # noqa: N802
+def TensorListScatterV2(
     tensor: Any, indices: Any, element_shape: Any, num_elements: Any, name: str | None = None
 ) -> TensorListHandle:
     """:func:`TensorListScatter` with a minimum length (``tf.raw_ops.TensorListScatterV2``).
@@ -354,7 +354,7 @@ def TensorListScatterV2(  # noqa: N802
 
 
 @_op("TensorListScatterIntoExistingList")
-def TensorListScatterIntoExistingList(  # noqa: N802
+def TensorListScatterIntoExistingList(
     input_handle: Any, tensor: Any, indices: Any, name: str | None = None
 ) -> TensorListHandle:
     """Return the list with row ``k`` of ``tensor`` at ``indices[k]``.
@@ -515,7 +515,7 @@ def _concat(op, input_handle, element_dtype, es_in, leading, v2):
 
 
 @_op("TensorListConcat")
-def TensorListConcat(  # noqa: N802
+def TensorListConcat(
     input_handle: Any, element_dtype: Any, element_shape: Any = None, name: str | None = None
 ) -> TensorListConcatResult:
     """Join the elements along their first axis (``tf.raw_ops.TensorListConcat``).
@@ -566,7 +566,7 @@ def TensorListConcat(  # noqa: N802
 
 
 @_op("TensorListConcatV2")
-def TensorListConcatV2(  # noqa: N802
+def TensorListConcatV2(
     input_handle: Any, element_shape: Any, leading_dims: Any, element_dtype: Any, name: str | None = None
 ) -> TensorListConcatV2Result:
     """Join the elements along their first axis (``tf.raw_ops.TensorListConcatV2``).
@@ -624,7 +624,7 @@ def TensorListConcatV2(  # noqa: N802
 
 
 @_op("TensorListConcatLists")
-def TensorListConcatLists(input_a: Any, input_b: Any, element_dtype: Any, name: str | None = None) -> Any:  # noqa: N802
+def TensorListConcatLists(input_a: Any, input_b: Any, element_dtype: Any, name: str | None = None) -> Any:
     """Join two lists, or two arrays of lists position by position (``tf.raw_ops.TensorListConcatLists``).
 
     Parameters
@@ -695,7 +695,7 @@ def TensorListConcatLists(input_a: Any, input_b: Any, element_dtype: Any, name: 
 
 
 @_op("TensorListSplit")
-def TensorListSplit(tensor: Any, element_shape: Any, lengths: Any, name: str | None = None) -> TensorListHandle:  # noqa: N802
+def TensorListSplit(tensor: Any, element_shape: Any, lengths: Any, name: str | None = None) -> TensorListHandle:
     """Cut ``tensor`` along its first axis into a list of pieces (``tf.raw_ops.TensorListSplit``).
 
     Parameters

@@ -182,7 +182,7 @@ def _value(value, argname):
         isinstance(value, (np.ndarray, np.generic, numbers.Number, str, bytes, list, tuple))
         or hasattr(value, "__array__")
         or hasattr(value, "numpy")
-    ):  # noqa: E501
+    ):
         return to_array(value, argname)
     if value is None:
         raise unsupported(argname, value)

@@ -98,7 +98,7 @@ def _op(name):
 
 # --------------------------------------------------------------------------- creating lists
 @_op("EmptyTensorList")
-def EmptyTensorList(  # noqa: N802 - TF's op name
+def EmptyTensorList(  # TF's op name
     element_shape: Any, max_num_elements: Any, element_dtype: Any, name: str | None = None
 ) -> TensorListHandle:
     """Create an empty list (``tf.raw_ops.EmptyTensorList``).
@@ -151,7 +151,7 @@ def EmptyTensorList(  # noqa: N802 - TF's op name
 
 
 @_op("TensorListReserve")
-def TensorListReserve(  # noqa: N802
+def TensorListReserve(
     element_shape: Any, num_elements: Any, element_dtype: Any, name: str | None = None
 ) -> TensorListHandle:
     """Create a list of ``num_elements`` unset elements (``tf.raw_ops.TensorListReserve``).
@@ -217,7 +217,7 @@ def _from_rows(dt, es, length, at, t):
 
 
 @_op("TensorListFromTensor")
-def TensorListFromTensor(tensor: Any, element_shape: Any, name: str | None = None) -> TensorListHandle:  # noqa: N802
+def TensorListFromTensor(tensor: Any, element_shape: Any, name: str | None = None) -> TensorListHandle:
     """Make a list of the rows of ``tensor`` (``tf.raw_ops.TensorListFromTensor``).
 
     Parameters
@@ -271,7 +271,7 @@ def TensorListFromTensor(tensor: Any, element_shape: Any, name: str | None = Non
 
 # --------------------------------------------------------------------------- inspecting
 @_op("TensorListLength")
-def TensorListLength(input_handle: Any, name: str | None = None) -> np.int32:  # noqa: N802
+def TensorListLength(input_handle: Any, name: str | None = None) -> np.int32:
     """Return the number of elements, set or unset (``tf.raw_ops.TensorListLength``).
 
     Parameters
@@ -306,7 +306,7 @@ def TensorListLength(input_handle: Any, name: str | None = None) -> np.int32:  #
 
 
 @_op("TensorListElementShape")
-def TensorListElementShape(input_handle: Any, shape_type: Any, name: str | None = None) -> np.ndarray:  # noqa: N802
+def TensorListElementShape(input_handle: Any, shape_type: Any, name: str | None = None) -> np.ndarray:
     """Return the list's element shape as a shape tensor (``tf.raw_ops.TensorListElementShape``).
 
     Parameters
@@ -360,7 +360,7 @@ def _shape_type(shape_type, argname="shape_type"):
 
 
 # --------------------------------------------------------------------------- one element
-def TensorListGetItem(  # noqa: N802
+def TensorListGetItem(
     input_handle: Any, index: Any, element_shape: Any, element_dtype: Any, name: str | None = None
 ) -> Any:
     """Return element ``index`` (``tf.raw_ops.TensorListGetItem``).
@@ -442,7 +442,7 @@ def TensorListGetItem(  # noqa: N802
         raise op_error(e, "TensorListGetItem") from None
 
 
-def TensorListSetItem(  # noqa: N802
+def TensorListSetItem(
     input_handle: Any, index: Any, item: Any, resize_if_index_out_of_bounds: bool = False, name: str | None = None
 ) -> TensorListHandle:
     """Return the list with element ``index`` set to ``item`` (``tf.raw_ops.TensorListSetItem``).
@@ -531,7 +531,7 @@ def TensorListSetItem(  # noqa: N802
         raise op_error(e, "TensorListSetItem") from None
 
 
-def TensorListPushBack(input_handle: Any, tensor: Any, name: str | None = None) -> TensorListHandle:  # noqa: N802
+def TensorListPushBack(input_handle: Any, tensor: Any, name: str | None = None) -> TensorListHandle:
     """Return the list with ``tensor`` appended (``tf.raw_ops.TensorListPushBack``).
 
     Parameters
@@ -626,7 +626,7 @@ def _handles(value, argname, op):
 
 
 @_op("TensorListPushBackBatch")
-def TensorListPushBackBatch(input_handles: Any, tensor: Any, name: str | None = None) -> np.ndarray:  # noqa: N802
+def TensorListPushBackBatch(input_handles: Any, tensor: Any, name: str | None = None) -> np.ndarray:
     """Push row ``b`` of ``tensor`` to list ``b`` of ``input_handles`` (``tf.raw_ops.TensorListPushBackBatch``).
 
     Parameters
@@ -697,7 +697,7 @@ def TensorListPushBackBatch(input_handles: Any, tensor: Any, name: str | None = 
     return out
 
 
-def TensorListPopBack(  # noqa: N802
+def TensorListPopBack(
     input_handle: Any, element_shape: Any, element_dtype: Any, name: str | None = None
 ) -> TensorListPopBackResult:
     """Remove the last element (``tf.raw_ops.TensorListPopBack``).
@@ -773,7 +773,7 @@ def TensorListPopBack(  # noqa: N802
 
 
 @_op("TensorListResize")
-def TensorListResize(input_handle: Any, size: Any, name: str | None = None) -> TensorListHandle:  # noqa: N802
+def TensorListResize(input_handle: Any, size: Any, name: str | None = None) -> TensorListHandle:
     """Return the list cut or extended to ``size`` elements (``tf.raw_ops.TensorListResize``).
 
     Parameters

@@ -453,7 +453,7 @@ class NumericStore(_Store):
             memoryview(state),
             memoryview(shape_id),
             memoryview(offsets),
-        )  # noqa: E501
+        )
         self._fshape, self._fn, self._fsid = None, 0, -1  # the fast paths are off until a write arms them
         self._gen = int(hdr[H.GEN])
 
@@ -596,7 +596,7 @@ class NumericStore(_Store):
             and set_.all()
             and (src == np.asarray(idx) * w).all()
             and np.array_equal(idx, np.arange(m))
-        ):  # noqa: E501
+        ):
             np.copyto(out.reshape(-1), self._data[: m * w])
             return out
         sizes = np.full(m, w, np.int64)
@@ -613,7 +613,7 @@ class NumericStore(_Store):
             kernels.gather_segments_par
             if flat.size >= _config.PARALLEL_MIN_ELEMENTS and src.size > 1
             else kernels.gather_segments
-        )  # noqa: E501
+        )
         from numba_ta.core.memory import copy_view
 
         kern(copy_view(data), src.astype(np.int64), sizes, oo, copy_view(flat))
@@ -842,7 +842,7 @@ class NumericStore(_Store):
         if m and w and (lengths == lengths[0]).all() and lengths[0]:
             return cls.from_rows(
                 dtype, element_shape, max_num_elements, m, np.arange(m), tensor.reshape(m, int(lengths[0]), *rest)
-            )  # noqa: E501
+            )
         h = new_header(dtype)
         h[H.CAP] = h[H.SIZE] = m
         state = new_array(m, np.uint8, zeros=True)

@@ -211,18 +211,18 @@ def _sample(seq):
     """TF's ``SampleElementFromSequence``: ``seq[0]``, else the first element iterated."""
     try:
         return seq[0]
-    except Exception:  # noqa: BLE001 - any failure: TF tries iteration next
+    except Exception:  # any failure: TF tries iteration next
         pass
     name = type(seq).__name__
     try:
         it = iter(seq)
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         raise ValueError(f"Cannot infer dtype of a {name} object: {type(e).__name__}: {e}") from None
     try:
         return next(it)
     except StopIteration:
         raise ValueError(f"Cannot infer dtype of a {name} object since it is an empty sequence") from None
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         raise ValueError(
             f"Cannot infer dtype of a {name} object, as iter(<object>).next() failed: {type(e).__name__}: {e}"
         ) from None

@@ -83,7 +83,7 @@ def in_numba_ta(code):
 def _exception_table(code):
     try:
         return tuple(dis._parse_exception_table(code))  # CPython >= 3.11
-    except Exception:  # noqa: BLE001 - older CPython: no table, no protected regions to follow
+    except Exception:  # older CPython: no table, no protected regions to follow
         return ()
 
 

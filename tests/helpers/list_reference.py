@@ -235,7 +235,7 @@ def _set_shapes(lst, idx=None):
 # --------------------------------------------------------------------------- creating lists
 
 
-def EmptyTensorList(element_shape, max_num_elements, element_dtype):  # noqa: N802
+def EmptyTensorList(element_shape, max_num_elements, element_dtype):
     dt = as_dtype(element_dtype)
     m = _int(max_num_elements)
     if m.ndim:
@@ -244,7 +244,7 @@ def EmptyTensorList(element_shape, max_num_elements, element_dtype):  # noqa: N8
     return RefList(dt, es, int(m), ())
 
 
-def TensorListReserve(element_shape, num_elements, element_dtype):  # noqa: N802
+def TensorListReserve(element_shape, num_elements, element_dtype):
     dt = as_dtype(element_dtype)
     es = parse_shape(element_shape)
     n = _int(num_elements)
@@ -255,7 +255,7 @@ def TensorListReserve(element_shape, num_elements, element_dtype):  # noqa: N802
     return RefList(dt, es, -1, (None,) * int(n))
 
 
-def TensorListFromTensor(tensor, element_shape):  # noqa: N802
+def TensorListFromTensor(tensor, element_shape):
     es = parse_shape(element_shape, "TensorListFromTensor")
     t = np.asarray(tensor)
     if t.ndim == 0:
@@ -294,15 +294,15 @@ def _scatter(tensor, indices, element_shape, num_elements=None):
     return RefList(t.dtype, es, -1, tuple(items))
 
 
-def TensorListScatter(tensor, indices, element_shape):  # noqa: N802
+def TensorListScatter(tensor, indices, element_shape):
     return _scatter(tensor, indices, element_shape)
 
 
-def TensorListScatterV2(tensor, indices, element_shape, num_elements):  # noqa: N802
+def TensorListScatterV2(tensor, indices, element_shape, num_elements):
     return _scatter(tensor, indices, element_shape, num_elements)
 
 
-def TensorListSplit(tensor, element_shape, lengths):  # noqa: N802
+def TensorListSplit(tensor, element_shape, lengths):
     es = parse_shape(element_shape)
     if es is not None and len(es) == 0:
         raise RefError("L53", element_shape=partial_str(es))
@@ -334,11 +334,11 @@ def TensorListSplit(tensor, element_shape, lengths):  # noqa: N802
 # --------------------------------------------------------------------------- inspecting
 
 
-def TensorListLength(input_handle):  # noqa: N802
+def TensorListLength(input_handle):
     return np.int32(len(_list(input_handle).items))
 
 
-def TensorListElementShape(input_handle, shape_type):  # noqa: N802
+def TensorListElementShape(input_handle, shape_type):
     es = _list(input_handle).element_shape
     st = np.dtype(shape_type)
     if es is None:
@@ -349,7 +349,7 @@ def TensorListElementShape(input_handle, shape_type):  # noqa: N802
 # --------------------------------------------------------------------------- element ops
 
 
-def TensorListGetItem(input_handle, index, element_shape, element_dtype):  # noqa: N802
+def TensorListGetItem(input_handle, index, element_shape, element_dtype):
     lst = _list(input_handle)
     _check_dtype(as_dtype(element_dtype), lst)
     idx = _int(index)
@@ -381,7 +381,7 @@ def _summary(idx):
     raise NotImplementedError(idx.shape)
 
 
-def TensorListSetItem(input_handle, index, item, resize_if_index_out_of_bounds=False):  # noqa: N802
+def TensorListSetItem(input_handle, index, item, resize_if_index_out_of_bounds=False):
     lst = _list(input_handle)
     _check_dtype(value_dtype(item), lst)
     idx = _int(index)
@@ -400,7 +400,7 @@ def TensorListSetItem(input_handle, index, item, resize_if_index_out_of_bounds=F
     return lst._replace(items=tuple(items))
 
 
-def TensorListPushBack(input_handle, tensor):  # noqa: N802
+def TensorListPushBack(input_handle, tensor):
     lst = _list(input_handle)
     if not compatible(lst.element_shape, value_shape(tensor)):
         raise RefError("L18", shape=shape_str(value_shape(tensor)), element_shape=partial_str(lst.element_shape))
@@ -411,7 +411,7 @@ def TensorListPushBack(input_handle, tensor):  # noqa: N802
     return lst._replace(items=lst.items + (as_item(tensor, lst.dtype),))
 
 
-def TensorListPushBackBatch(input_handles, tensor):  # noqa: N802
+def TensorListPushBackBatch(input_handles, tensor):
     t = np.asarray(tensor)
     hs = np.asarray(input_handles, object) if not isinstance(input_handles, np.ndarray) else input_handles
     if t.ndim == 0:
@@ -433,7 +433,7 @@ def TensorListPushBackBatch(input_handles, tensor):  # noqa: N802
     return out
 
 
-def TensorListPopBack(input_handle, element_shape, element_dtype):  # noqa: N802
+def TensorListPopBack(input_handle, element_shape, element_dtype):
     lst = _list(input_handle)
     _check_dtype(as_dtype(element_dtype), lst)
     n = len(lst.items)
@@ -448,7 +448,7 @@ def TensorListPopBack(input_handle, element_shape, element_dtype):  # noqa: N802
     return lst._replace(items=lst.items[:-1]), v
 
 
-def TensorListResize(input_handle, size):  # noqa: N802
+def TensorListResize(input_handle, size):
     lst = _list(input_handle)
     n = _int(size)
     if n.ndim:
@@ -463,7 +463,7 @@ def TensorListResize(input_handle, size):  # noqa: N802
 # --------------------------------------------------------------------------- whole-list reads
 
 
-def TensorListStack(input_handle, element_shape, element_dtype, num_elements=-1):  # noqa: N802
+def TensorListStack(input_handle, element_shape, element_dtype, num_elements=-1):
     lst = _list(input_handle)
     _check_dtype(as_dtype(element_dtype), lst)
     n = len(lst.items)
@@ -482,7 +482,7 @@ def TensorListStack(input_handle, element_shape, element_dtype, num_elements=-1)
     return stacked(lst.dtype, lst.items, m)
 
 
-def TensorListGather(input_handle, indices, element_shape, element_dtype):  # noqa: N802
+def TensorListGather(input_handle, indices, element_shape, element_dtype):
     lst = _list(input_handle)
     _check_dtype(as_dtype(element_dtype), lst)
     m = merge(parse_shape(element_shape), lst.element_shape)
@@ -509,7 +509,7 @@ def TensorListGather(input_handle, indices, element_shape, element_dtype):  # no
     return stacked(lst.dtype, [lst.items[i] for i in idx], m)
 
 
-def TensorListScatterIntoExistingList(input_handle, tensor, indices):  # noqa: N802
+def TensorListScatterIntoExistingList(input_handle, tensor, indices):
     lst = _list(input_handle)
     t = np.asarray(tensor)
     if t.dtype != lst.dtype:
@@ -611,15 +611,15 @@ def _concat(lst, element_dtype, v2, es_in=None, leading=None):
     return out, np.array(lengths, np.int64)
 
 
-def TensorListConcat(input_handle, element_dtype, element_shape=None):  # noqa: N802
+def TensorListConcat(input_handle, element_dtype, element_shape=None):
     return _concat(input_handle, element_dtype, False, element_shape)
 
 
-def TensorListConcatV2(input_handle, element_shape, leading_dims, element_dtype):  # noqa: N802
+def TensorListConcatV2(input_handle, element_shape, leading_dims, element_dtype):
     return _concat(input_handle, element_dtype, True, element_shape, leading_dims)
 
 
-def TensorListConcatLists(input_a, input_b, element_dtype):  # noqa: N802
+def TensorListConcatLists(input_a, input_b, element_dtype):
     dt = as_dtype(element_dtype)
     a = input_a if isinstance(input_a, np.ndarray) else _obj(input_a)
     b = input_b if isinstance(input_b, np.ndarray) else _obj(input_b)
@@ -669,7 +669,7 @@ def _zeros_like(x):
     return RefList(x.dtype, x.element_shape, -1, items)
 
 
-def ZerosLike(x):  # noqa: N802
+def ZerosLike(x):
     if isinstance(x, np.ndarray) and x.dtype == VARIANT:
         if x.ndim:
             raise RefError("L60")
@@ -719,7 +719,7 @@ def add(a, b):
     return RefList(a.dtype, es, -1, tuple(items))
 
 
-def AddN(inputs):  # noqa: N802
+def AddN(inputs):
     values = []
     for k, x in enumerate(inputs):
         if isinstance(x, np.ndarray) and x.dtype == VARIANT:

@@ -159,13 +159,13 @@ class NumbaOps:
         return getattr(raw_ops, name)
 
     @staticmethod
-    def ZerosLike(x):  # noqa: N802 - TF's op name
+    def ZerosLike(x):  # TF's op name
         from numba_ta import gradients
 
         return _named("ZerosLike", gradients.tensor_list_zeros_like, x)
 
     @staticmethod
-    def AddN(inputs):  # noqa: N802 - TF's op name
+    def AddN(inputs):  # TF's op name
         from numba_ta import gradients
 
         return _named("AddN", gradients.tensor_list_add_n, inputs)
@@ -282,5 +282,5 @@ def run_probe(mod: ModuleType, pid: str) -> str:
     _, fn, _, _ = mod.PROBES[pid]
     try:
         return mod.obs(fn())
-    except Exception as e:  # noqa: BLE001 - every error is an observation
+    except Exception as e:  # every error is an observation
         return mod.err_text(e)

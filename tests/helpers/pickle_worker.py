@@ -40,7 +40,7 @@ def run_script(arrays, script):
         out_key = step[3] if len(step) > 3 else key
         try:
             res = getattr(arrays[key], method)(*args)
-        except Exception as e:  # noqa: BLE001 - the outcome is compared with the parent's
+        except Exception as e:  # the outcome is compared with the parent's
             msg = getattr(e, "message", None) or str(e)
             outcomes.append(("error", type(e).__name__, _normalise(msg, arrays)))
             continue

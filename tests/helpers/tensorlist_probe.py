@@ -208,7 +208,7 @@ def try_(fn):
     """``obs(fn())``, or the error's text: for steps inside a probe."""
     try:
         return obs(fn())
-    except Exception as e:  # noqa: BLE001 - every error is an observation
+    except Exception as e:  # every error is an observation
         return err_text(e)
 
 
@@ -2855,7 +2855,7 @@ def worker(ids):
         _, fn, _, _ = PROBES[pid]
         try:
             text = obs(fn())
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             text = err_text(e)
         print(json.dumps({"id": pid, "obs": text}), flush=True)
 
