@@ -216,12 +216,12 @@ def _progress(steps: int, out: TextIO) -> tuple[Callable[[int, float, float], No
 
     bar = tqdm(total=steps, desc="training", unit="step", file=sys.stderr)
 
-    def callback(step: int, loss: float, smoothed: float) -> None:  # type: ignore[no-redef]  # the tqdm variant
+    def update_bar(step: int, loss: float, smoothed: float) -> None:
         bar.update(1)
         if step == 1 or step % 10 == 0 or step == steps:
             bar.set_postfix(loss=f"{smoothed:.3f}", refresh=False)
 
-    return callback, bar.close
+    return update_bar, bar.close
 
 
 class _Ticker:

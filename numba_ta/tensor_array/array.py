@@ -193,8 +193,9 @@ class TensorArray:
             self._size = None
             self._dynamic_size = handle._storage.dynamic_size
         else:
+            assert size is not None  # NT-class-no-size above
             self._handle, flow0 = raw_ops.TensorArrayV3(
-                size=size,  # type: ignore[arg-type]  # not None here: checked above
+                size=size,
                 dtype=self._dtype,
                 element_shape=self._element_shape[0],
                 dynamic_size=self._dynamic_size,
@@ -203,7 +204,7 @@ class TensorArray:
                 tensor_array_name=tensor_array_name or name or "TensorArray",
             )
             self._flow = flow0 if flow is None else np.float32(flow)
-            self._size = int(size)  # type: ignore[arg-type]  # not None here: checked above
+            self._size = int(size)
 
     # ------------------------------------------------------------------ properties
     @property

@@ -286,9 +286,9 @@ def lookup(key: str) -> Storage:
     with _lock:
         for container, grad in ((FORWARD_CONTAINER, False), (GRAD_CONTAINER, True)):
             if key.startswith(container):
-                storage = _live.get(key[len(container) :])
-                if storage is not None and storage.is_grad == grad:  # type: ignore[attr-defined]
-                    return storage  # type: ignore[return-value]
+                storage = cast("Storage | None", _live.get(key[len(container) :]))
+                if storage is not None and storage.is_grad == grad:
+                    return storage
     raise _messages.error("NT-not-found", key=key)
 
 
