@@ -45,8 +45,6 @@ from typing import NamedTuple, NoReturn, TextIO
 
 import numpy as np
 
-import numba_ta_demo as demo
-
 __all__ = ["main", "Command", "COMMANDS"]
 
 PROG = "numba-ta"
@@ -114,6 +112,8 @@ def _positive_float(text: str) -> float:
 
 
 def _add_demo_arguments(parser: argparse.ArgumentParser) -> None:
+    import numba_ta_demo as demo  # the application, imported only for its command
+
     parser.add_argument(
         "--jit",
         action="store_true",
@@ -269,6 +269,8 @@ def _printable(text: str, stream: object) -> str:
 
 
 def _run_demo(args: argparse.Namespace, out: TextIO) -> int:
+    import numba_ta_demo as demo
+
     if args.text is None:
         text, source = demo.zen_of_python(), "the Zen of Python"
     else:
@@ -536,7 +538,17 @@ COMMANDS: tuple[Command, ...] = (
 )
 
 
-def _build_parser() -> _Parser:
+def _command_of(argv: Sequence[str]) -> str | None:
+    """Return the command ``argv`` names (its first word that is not an option), or None."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def _build_parser(command: str | None = None) -> _Parser:
+    """Return the parser, with the options of ``command`` only (the others' are not needed to parse it).
+
+    So ``numba-ta info`` or ``numba-ta --help`` does not import the demo application
+    (:mod:`numba_ta_demo`), whose options' defaults are its own.
+    """
     from numba_ta import __version__
 
     parser = _Parser(
@@ -548,7 +560,8 @@ def _build_parser() -> _Parser:
     parser.commands = {}
     for cmd in COMMANDS:
         p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
-        cmd.add_arguments(p)
+        if cmd.name == command:
+            cmd.add_arguments(p)
         p.set_defaults(_command=cmd)
         parser.commands[cmd.name] = p
     return parser
@@ -574,7 +587,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     >>> main(["demo", "--steps", "0"])
     2
     """
-    parser = _build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = _build_parser(_command_of(argv))
     try:
         args, extra = parser.parse_known_args(argv)
         if extra:  # what no option takes: the command's usage, then the error with its prefix

@@ -605,6 +605,26 @@ def test_no_command_and_help(capsys):
     assert capsys.readouterr().err.count("\n") == 1
 
 
+_NO_DEMO = """
+import sys
+from numba_ta import cli
+
+for argv in (["info"], ["--help"], ["info", "--help"], []):
+    try:
+        cli.main(argv)
+    except SystemExit:
+        pass
+print("numba_ta_demo" in sys.modules)
+"""
+
+
+def test_the_cli_imports_the_demo_only_for_its_command():
+    """The library's CLI does not import the demo application unless ``numba-ta demo`` runs (or its help)."""
+    proc = subprocess.run([sys.executable, "-c", _NO_DEMO], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "False", proc.stdout
+
+
 def test_info(capsys):
     assert cli.main(["info"]) == 0
     out = capsys.readouterr().out
