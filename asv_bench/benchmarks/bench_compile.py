@@ -29,7 +29,11 @@ import numpy as np
 from numba.core.registry import CPUDispatcher
 
 import numba_ta
-from numba_ta import _kernels
+
+try:
+    from numba_ta.core import kernels as _kernels
+except ImportError:  # a commit before the layout by folders (the suite times old commits too)
+    from numba_ta import _kernels
 
 # the kernels by their names without a leading underscore (older commits named them _gather_segments ...,
 # the same functions): a run over several commits compares the same kernel under one parameter
@@ -47,7 +51,10 @@ def _threshold(items):
         finally:
             numba_ta.set_parallel_threshold(old)
         return
-    from numba_ta import _config
+    try:
+        from numba_ta.core import config as _config
+    except ImportError:  # a commit before the layout by folders
+        from numba_ta import _config
 
     old = _config.PARALLEL_MIN_ELEMENTS
     _config.PARALLEL_MIN_ELEMENTS = items
